@@ -1,0 +1,3 @@
+module github.com/bfc42b4f/retry
+
+go 1.25

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+
+// Package retry calls a function again when it fails, waiting between calls
+// with capped exponential backoff and full jitter.
+//
+//	err := retry.Do(ctx, retry.Policy{}, func(ctx context.Context) error {
+//		return send(ctx, msg)
+//	})
+//
+// [Do] calls fn until it succeeds, up to [Policy].Attempts times, and returns
+// nil or the last error fn returned. The rules a caller must know:
+//
+//   - Waits are drawn uniformly from [0, min(Max, Base·2ⁿ)] (see
+//     [Policy.Delay]), so that clients that failed together do not come back
+//     together. There is no wait after the last attempt.
+//   - An error wrapped with [Permanent] stops Do at once, and Do returns the
+//     error that was given to Permanent. So does an error with a method
+//     Retryable() bool that returns false; Do returns that one unchanged.
+//   - An error with a method RetryAfter() time.Duration, such as one made
+//     from an HTTP Retry-After header, makes the next wait at least that
+//     long. A hint above Max makes Do return fn's error at once.
+//   - Do looks for these markers and methods anywhere in the tree of fn's
+//     error, as [errors.Is] does, so wrapping them with %w or [errors.Join]
+//     keeps them working.
+//   - No attempt starts after ctx is done. Cancellation stops a wait at once,
+//     and the error Do returns then matches ctx.Err(), [context.Cause] and
+//     the last error fn returned under [errors.Is]. If ctx has a deadline
+//     that the next wait would reach, Do returns at once, with an error
+//     that matches [context.DeadlineExceeded] and the last error.
+//   - Each call of fn gets ctx, so a per-attempt timeout belongs inside fn.
+//     Its DeadlineExceeded is retried like any other error while ctx lives.
+//
+// Retry only operations that are safe to repeat. A Do that gets a first-try
+// success allocates nothing, and one that retries allocates one timer.
+package retry
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+var (
+	errNilContext = errors.New("retry: nil Context")
+	errNilFunc    = errors.New("retry: nil func")
+)
+
+// Do calls fn until it returns nil, at most p.Attempts times, waiting
+// between calls as [Policy.Delay] draws, and returns nil or the reason it
+// stopped:
+//
+//   - after the last attempt, the error fn returned, unchanged;
+//   - for an error holding a [Permanent] marker, the error given to Permanent;
+//   - for an error whose Retryable method returns false, or whose RetryAfter
+//     hint is above p.Max, that error unchanged;
+//   - once ctx is done, or when ctx's deadline would pass during the next
+//     wait, an error that matches both the context's error and the last
+//     error fn returned under [errors.Is].
+//
+// Do calls fn on the calling goroutine and recovers no panic. It starts no
+// goroutine and leaves no timer running. A nil ctx or fn is reported as an
+// error, without a call.
+func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
+	switch {
+	case ctx == nil:
+		return errNilContext
+	case fn == nil:
+		return errNilFunc
+	case ctx.Err() != nil:
+		return stopped(ctx, nil)
+	}
+	err := fn(ctx)
+	if err == nil {
+		return nil
+	}
+	return again(ctx, p, fn, err)
+}
+
+// again is the part of Do that runs after the first attempt failed with err,
+// kept apart so that Do's path to a first-try success stays short.
+func again(ctx context.Context, p Policy, fn func(context.Context) error, err error) error {
+	attempts := positive(p.Attempts, defaultAttempts)
+	var s sleeper
+	for n := 0; ; n++ { // n attempts have failed before this one's err
+		var v verdict
+		v.read(err)
+		switch {
+		case v.permanent != nil:
+			return v.permanent
+		case v.final, n+1 >= attempts:
+			return err
+		case ctx.Err() != nil:
+			return stopped(ctx, err)
+		}
+		wait, ok := p.wait(n, v.hint)
+		if !ok {
+			return err
+		}
+		if d, ok := ctx.Deadline(); ok && wait >= time.Until(d) {
+			return &stopError{ctx: context.DeadlineExceeded, last: err, early: true}
+		}
+		if !s.sleep(ctx, wait) {
+			return stopped(ctx, err)
+		}
+		if err = fn(ctx); err == nil {
+			return nil
+		}
+	}
+}
+
+// DoValue is [Do] for a function that returns a value with its error. It
+// returns the value of the call that succeeded, or the zero value of T with
+// the error Do would have returned.
+func DoValue[T any](ctx context.Context, p Policy, fn func(context.Context) (T, error)) (T, error) {
+	var v T
+	if fn == nil {
+		return v, errNilFunc
+	}
+	err := Do(ctx, p, func(ctx context.Context) error {
+		var err error
+		v, err = fn(ctx)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
+}
+
+// A sleeper waits on a single timer, made on first use and reused after.
+type sleeper struct{ t *time.Timer }
+
+// sleep waits for d or until ctx is done, and reports whether ctx is still
+// alive afterwards.
+func (s *sleeper) sleep(ctx context.Context, d time.Duration) bool {
+	if d > 0 && ctx.Done() == nil {
+		// A ctx that can never be canceled needs no select; Sleep uses the
+		// goroutine's own timer and allocates nothing.
+		time.Sleep(d)
+	} else if d > 0 {
+		// Reset is only reached after the last value was taken from t.C,
+		// which is what keeps it from delivering a stale value under the
+		// timer semantics before Go 1.23 (asynctimerchan=1).
+		if s.t == nil {
+			s.t = time.NewTimer(d)
+		} else {
+			s.t.Reset(d)
+		}
+		select {
+		case <-ctx.Done():
+			s.t.Stop()
+			return false
+		case <-s.t.C:
+		}
+	}
+	// When the timer and ctx are ready together, select picks either one;
+	// asking ctx again keeps a cancelled ctx from getting another attempt.
+	return ctx.Err() == nil
+}
+
+// A stopError is what Do returns when ctx ended it.
+type stopError struct {
+	ctx   error // ctx.Err(), or DeadlineExceeded for an early stop
+	cause error // context.Cause(ctx) if it is not ctx.Err(), or nil
+	last  error // the last error fn returned, or nil if fn was not called
+	early bool  // Do stopped before a wait that would reach the deadline
+}
+
+// stopped returns the error of a Do that ctx ended after fn returned last.
+func stopped(ctx context.Context, last error) error {
+	e := &stopError{ctx: ctx.Err(), last: last}
+	// errors.Is rather than ==, which panics on an incomparable error type.
+	if c := context.Cause(ctx); !errors.Is(e.ctx, c) {
+		e.cause = c
+	}
+	return e
+}
+
+func (e *stopError) Error() string {
+	msg := "retry: " + e.ctx.Error()
+	if e.early {
+		msg = "retry: the next wait would pass the context deadline"
+	}
+	if e.cause != nil {
+		msg += " (cause: " + e.cause.Error() + ")"
+	}
+	if e.last != nil {
+		msg += "; last error: " + e.last.Error()
+	}
+	return msg
+}
+
+func (e *stopError) Unwrap() []error {
+	errs := []error{e.ctx}
+	for _, err := range []error{e.cause, e.last} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}

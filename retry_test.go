@@ -1,0 +1,658 @@
+// SPDX-License-Identifier: MIT
+
+package retry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/bfc42b4f/retry"
+)
+
+var errBoom = errors.New("boom")
+
+// hint is an error that carries a server's Retry-After hint.
+type hint time.Duration
+
+func (h hint) Error() string             { return fmt.Sprintf("retry after %v", time.Duration(h)) }
+func (h hint) RetryAfter() time.Duration { return time.Duration(h) }
+
+// retryable is an error that classifies itself.
+type retryable bool
+
+func (r retryable) Error() string   { return fmt.Sprintf("retryable=%t", bool(r)) }
+func (r retryable) Retryable() bool { return bool(r) }
+
+// recorder is an fn for Do that returns the errors of errs in turn, then
+// nil, and records how many calls it got and when, since its start.
+type recorder struct {
+	errs  []error
+	start time.Time
+	at    []time.Duration
+}
+
+func newRecorder(errs ...error) *recorder {
+	return &recorder{errs: errs, start: time.Now()}
+}
+
+func (r *recorder) fn(context.Context) error {
+	r.at = append(r.at, time.Since(r.start))
+	if n := len(r.at); n <= len(r.errs) {
+		return r.errs[n-1]
+	}
+	return nil
+}
+
+func (r *recorder) calls() int { return len(r.at) }
+
+// failures returns n distinct errors, so a test can tell which one came back.
+func failures(n int) []error {
+	errs := make([]error, n)
+	for i := range errs {
+		errs[i] = fmt.Errorf("failure %d", i+1)
+	}
+	return errs
+}
+
+// ms is a policy with millisecond waits for tests on the real clock.
+var ms = retry.Policy{Attempts: 5, Base: time.Millisecond, Max: 5 * time.Millisecond}
+
+func TestRealClockSucceedsOnThirdAttempt(t *testing.T) {
+	r := newRecorder(failures(2)...)
+	if err := retry.Do(context.Background(), ms, r.fn); err != nil {
+		t.Fatalf("Do() = %v, want nil", err)
+	}
+	if r.calls() != 3 {
+		t.Errorf("fn called %d times, want 3", r.calls())
+	}
+}
+
+func TestRealClockGivesUpWithLastError(t *testing.T) {
+	errs := failures(5)
+	r := newRecorder(errs...)
+	err := retry.Do(context.Background(), ms, r.fn)
+	if err != errs[4] {
+		t.Errorf("Do() = %v, want %v", err, errs[4])
+	}
+	if r.calls() != 5 {
+		t.Errorf("fn called %d times, want 5", r.calls())
+	}
+}
+
+func TestRealClockPermanentStopsAtFirstCall(t *testing.T) {
+	r := newRecorder(retry.Permanent(errBoom))
+	if err := retry.Do(context.Background(), ms, r.fn); err != errBoom {
+		t.Errorf("Do() = %v, want %v", err, errBoom)
+	}
+	if r.calls() != 1 {
+		t.Errorf("fn called %d times, want 1", r.calls())
+	}
+}
+
+func TestRealClockDeadlineCutsLongWaitShort(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel()
+	p := retry.Policy{Attempts: math.MaxInt, Base: time.Millisecond, Max: time.Minute}
+	start := time.Now()
+	err := retry.Do(ctx, p, func(context.Context) error { return errBoom })
+	if elapsed := time.Since(start); elapsed > 100*time.Millisecond {
+		t.Errorf("Do returned after %v, want under 100ms", elapsed)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, errBoom) {
+		t.Errorf("Do() = %v, want an error matching %v and %v", err, context.DeadlineExceeded, errBoom)
+	}
+}
+
+// TestRealClockReusesTimer retries often enough with real waits to reuse
+// its timer many times; CI also runs it with GODEBUG=asynctimerchan=1.
+func TestRealClockReusesTimer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background()) // cancelable, so Do uses a timer
+	defer cancel()
+	p := retry.Policy{Attempts: 50, Base: 50 * time.Microsecond, Max: 100 * time.Microsecond}
+	r := newRecorder(failures(49)...)
+	if err := retry.Do(ctx, p, r.fn); err != nil {
+		t.Fatalf("Do() = %v, want nil", err)
+	}
+	if r.calls() != 50 {
+		t.Errorf("fn called %d times, want 50", r.calls())
+	}
+}
+
+func TestRealClockSharedPolicy(t *testing.T) {
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = retry.Do(context.Background(), ms, newRecorder(errBoom, errBoom).fn)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("goroutine %d: Do() = %v, want nil", i, err)
+		}
+	}
+}
+
+// gaps returns the waits between the calls recorded at times at.
+func gaps(at []time.Duration) []time.Duration {
+	var g []time.Duration
+	for i := 1; i < len(at); i++ {
+		g = append(g, at[i]-at[i-1])
+	}
+	return g
+}
+
+func TestSchedule(t *testing.T) {
+	tests := []struct {
+		name     string
+		p        retry.Policy
+		attempts int
+		ceilings []time.Duration
+	}{
+		{"the zero policy makes 4 attempts below 100ms, 200ms, 400ms", retry.Policy{},
+			4, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}},
+		{"negative fields take the defaults", retry.Policy{Attempts: -1, Base: -1, Max: -1},
+			4, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}},
+		{"the ceiling doubles up to Max", retry.Policy{Attempts: 6, Base: time.Second, Max: 5 * time.Second},
+			6, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second}},
+		{"a Base above Max waits at most Max", retry.Policy{Attempts: 3, Base: time.Hour, Max: time.Second},
+			3, []time.Duration{time.Second, time.Second}},
+		{"one attempt never waits", retry.Policy{Attempts: 1}, 1, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRecorder(failures(tt.attempts)...)
+				err := retry.Do(context.Background(), tt.p, r.fn)
+				if err != r.errs[tt.attempts-1] {
+					t.Errorf("Do() = %v, want %v", err, r.errs[tt.attempts-1])
+				}
+				if r.calls() != tt.attempts {
+					t.Fatalf("fn called %d times, want %d", r.calls(), tt.attempts)
+				}
+				for i, g := range gaps(r.at) {
+					if g < 0 || g > tt.ceilings[i] {
+						t.Errorf("wait %d = %v, want within [0, %v]", i+1, g, tt.ceilings[i])
+					}
+				}
+				if last := r.at[len(r.at)-1]; time.Since(r.start) != last {
+					t.Errorf("Do returned %v after the last attempt, want at once", time.Since(r.start)-last)
+				}
+			})
+		})
+	}
+}
+
+// TestScheduleIsJittered checks that the waits of Do spread over the whole
+// range of full jitter: neither pinned to the ceiling nor far below it.
+func TestScheduleIsJittered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const runs = 400
+		p := retry.Policy{Attempts: 2, Base: time.Second, Max: time.Second}
+		var sum, top time.Duration
+		for range runs {
+			r := newRecorder(errBoom)
+			if err := retry.Do(context.Background(), p, r.fn); err != nil {
+				t.Fatalf("Do() = %v, want nil", err)
+			}
+			g := gaps(r.at)[0]
+			sum += g
+			top = max(top, g)
+		}
+		// The mean of 400 uniform draws from [0, 1s] is within 0.4s..0.6s
+		// but with a chance below 1e-20; the largest is above 0.9s but
+		// with a chance of 0.9⁴⁰⁰.
+		if mean := sum / runs; mean < 400*time.Millisecond || mean > 600*time.Millisecond {
+			t.Errorf("mean wait = %v, want near 500ms", mean)
+		}
+		if top < 900*time.Millisecond {
+			t.Errorf("longest wait = %v, want above 900ms", top)
+		}
+	})
+}
+
+func TestDelay(t *testing.T) {
+	tests := []struct {
+		name    string
+		p       retry.Policy
+		n       int
+		ceiling time.Duration
+	}{
+		{"zero policy, first wait", retry.Policy{}, 0, 100 * time.Millisecond},
+		{"zero policy, third wait", retry.Policy{}, 2, 400 * time.Millisecond},
+		{"zero policy, capped at 10s", retry.Policy{}, 40, 10 * time.Second},
+		{"negative n counts as 0", retry.Policy{Base: time.Second, Max: time.Hour}, -5, time.Second},
+		{"Base above Max", retry.Policy{Base: time.Hour, Max: time.Second}, 0, time.Second},
+		{"a shift that would wrap stays at Max", retry.Policy{Base: 1<<40 + 1, Max: time.Hour}, 24, time.Hour},
+		{"n of 63 stays at Max", retry.Policy{Base: 1, Max: time.Hour}, 63, time.Hour},
+		{"n of MaxInt stays at Max", retry.Policy{Base: 1, Max: time.Hour}, math.MaxInt, time.Hour},
+		{"MaxInt64 everywhere", retry.Policy{Base: math.MaxInt64, Max: math.MaxInt64}, math.MaxInt, math.MaxInt64},
+		{"MaxInt64 Max, first wait", retry.Policy{Base: 1, Max: math.MaxInt64}, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var top time.Duration
+			for range 64 {
+				d := tt.p.Delay(tt.n)
+				if d < 0 || d > tt.ceiling {
+					t.Fatalf("Delay(%d) = %v, want within [0, %v]", tt.n, d, tt.ceiling)
+				}
+				top = max(top, d)
+			}
+			// 64 draws all in the lower half has a chance of 2⁻⁶⁴, so this
+			// fails only for a ceiling below the one wanted.
+			if top < tt.ceiling/2 {
+				t.Errorf("largest of 64 Delay(%d) = %v, want above %v", tt.n, top, tt.ceiling/2)
+			}
+		})
+	}
+}
+
+func TestDoOverflowingShiftWaitsUpToMax(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The 25th wait has the ceiling 1h; a wrapped shift would make it 16.7ms.
+		p := retry.Policy{Attempts: 26, Base: 1<<40 + 1, Max: time.Hour}
+		var top time.Duration
+		for range 8 {
+			r := newRecorder(failures(25)...)
+			if err := retry.Do(context.Background(), p, r.fn); err != nil {
+				t.Fatalf("Do() = %v, want nil", err)
+			}
+			top = max(top, gaps(r.at)[24])
+		}
+		if top < time.Minute || top > time.Hour {
+			t.Errorf("largest 25th wait of 8 = %v, want within [1m, 1h]", top)
+		}
+	})
+}
+
+func TestDoMaxInt64Durations(t *testing.T) {
+	// A hint of half of MaxInt64 plus a draw from [0, MaxInt64] overflows
+	// about every other run unless clamped; a wrapped, negative wait would
+	// retry at once and succeed.
+	p := retry.Policy{Attempts: 2, Base: math.MaxInt64, Max: math.MaxInt64}
+	for range 16 {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(1000*time.Hour, cancel)
+			r := newRecorder(hint(math.MaxInt64 / 2))
+			err := retry.Do(ctx, p, r.fn)
+			if time.Since(r.start) != 1000*time.Hour || r.calls() != 1 {
+				t.Fatalf("Do returned after %v and %d calls, want after 1000h and 1", time.Since(r.start), r.calls())
+			}
+			if !errors.Is(err, context.Canceled) || !errors.Is(err, r.errs[0]) {
+				t.Errorf("Do() = %v, want it to match %v and %v", err, context.Canceled, r.errs[0])
+			}
+		})
+	}
+}
+
+func TestDoAttemptsMaxInt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := retry.Policy{Attempts: math.MaxInt, Base: time.Millisecond, Max: time.Millisecond}
+		r := newRecorder(failures(1000)...)
+		if err := retry.Do(context.Background(), p, r.fn); err != nil {
+			t.Errorf("Do() = %v, want nil", err)
+		}
+		if r.calls() != 1001 {
+			t.Errorf("fn called %d times, want 1001", r.calls())
+		}
+	})
+}
+
+func TestDoHints(t *testing.T) {
+	p := retry.Policy{Attempts: 2, Base: time.Nanosecond, Max: time.Minute}
+	tests := []struct {
+		name     string
+		err      error
+		calls    int
+		min, max time.Duration
+	}{
+		{"a hint makes the wait at least that long", hint(3 * time.Second), 2, 3 * time.Second, 3*time.Second + 1},
+		{"a wrapped hint counts", fmt.Errorf("get: %w", hint(time.Second)), 2, time.Second, time.Second + 1},
+		{"the largest of joined hints wins", errors.Join(hint(time.Second), hint(2*time.Second)), 2, 2 * time.Second, 2*time.Second + 1},
+		{"a hint of Max is honoured", hint(time.Minute), 2, time.Minute, time.Minute},
+		{"a hint above Max stops at once", hint(time.Minute + 1), 1, 0, 0},
+		{"a zero hint is ignored", hint(0), 2, 0, 1},
+		{"a negative hint is ignored", hint(-time.Hour), 2, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRecorder(tt.err)
+				err := retry.Do(context.Background(), p, r.fn)
+				if r.calls() != tt.calls {
+					t.Fatalf("fn called %d times, want %d", r.calls(), tt.calls)
+				}
+				if tt.calls == 1 {
+					if err != tt.err || time.Since(r.start) != 0 {
+						t.Errorf("Do() = %v after %v, want %v at once", err, time.Since(r.start), tt.err)
+					}
+					return
+				}
+				if g := gaps(r.at)[0]; g < tt.min || g > tt.max {
+					t.Errorf("wait = %v, want within [%v, %v]", g, tt.min, tt.max)
+				}
+			})
+		})
+	}
+}
+
+// TestClassification has one row per rule that decides whether an error is
+// retried, and what Do returns.
+func TestClassification(t *testing.T) {
+	cause := errors.New("cause")
+	perm := retry.Permanent(cause)
+	final := fmt.Errorf("op: %w", retryable(false))
+	tests := []struct {
+		name  string
+		err   error // what fn returns on every call
+		want  error // what Do returns
+		calls int
+	}{
+		{"a plain error is retried until Attempts", errBoom, errBoom, 3},
+		{"a Permanent error stops and returns its cause", perm, cause, 1},
+		{"a wrapped Permanent error stops", fmt.Errorf("op: %w", perm), cause, 1},
+		{"a Permanent error in a join stops", errors.Join(errBoom, perm), cause, 1},
+		{"Retryable false stops and returns the error unchanged", final, final, 1},
+		{"Retryable false in a join stops", errors.Join(errBoom, final), nil, 1},
+		{"Retryable true is retried", retryable(true), retryable(true), 3},
+		{"Permanent wins over Retryable true", retry.Permanent(retryable(true)), retryable(true), 1},
+		{"Permanent wins over Retryable false", retry.Permanent(retryable(false)), retryable(false), 1},
+		{"a per-attempt DeadlineExceeded is retried", fmt.Errorf("attempt: %w", context.DeadlineExceeded), nil, 3},
+		{"a Permanent of a Permanent returns the cause", retry.Permanent(perm), cause, 1},
+	}
+	p := retry.Policy{Attempts: 3, Base: time.Millisecond}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				calls := 0
+				err := retry.Do(context.Background(), p, func(context.Context) error {
+					calls++
+					return tt.err
+				})
+				want := tt.want
+				if want == nil {
+					want = tt.err
+				}
+				if err != want {
+					t.Errorf("Do() = %v, want %v", err, want)
+				}
+				if calls != tt.calls {
+					t.Errorf("fn called %d times, want %d", calls, tt.calls)
+				}
+			})
+		})
+	}
+}
+
+func TestPermanent(t *testing.T) {
+	if err := retry.Permanent(nil); err != nil {
+		t.Errorf("Permanent(nil) = %v, want nil", err)
+	}
+	err := retry.Permanent(errBoom)
+	if err.Error() != errBoom.Error() {
+		t.Errorf("Permanent(errBoom).Error() = %q, want %q", err.Error(), errBoom.Error())
+	}
+	if u := errors.Unwrap(err); u != errBoom {
+		t.Errorf("errors.Unwrap(Permanent(errBoom)) = %v, want %v", u, errBoom)
+	}
+	if again := retry.Permanent(err); again != err {
+		t.Errorf("Permanent(Permanent(errBoom)) = %#v, want %#v", again, err)
+	}
+}
+
+func TestNestedDoRetriesPastInnerPermanent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := retry.Policy{Attempts: 3, Base: time.Millisecond}
+		outer, inner := 0, 0
+		err := retry.Do(context.Background(), p, func(ctx context.Context) error {
+			outer++
+			return retry.Do(ctx, p, func(context.Context) error {
+				inner++
+				return retry.Permanent(errBoom)
+			})
+		})
+		if err != errBoom || outer != 3 || inner != 3 {
+			t.Errorf("Do() = %v with %d outer and %d inner calls, want %v with 3 and 3", err, outer, inner, errBoom)
+		}
+	})
+}
+
+func TestDoContext(t *testing.T) {
+	t.Run("no attempt starts once ctx is done", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		r := newRecorder()
+		err := retry.Do(ctx, retry.Policy{}, r.fn)
+		if !errors.Is(err, context.Canceled) || r.calls() != 0 {
+			t.Errorf("Do() = %v after %d calls, want %v after 0", err, r.calls(), context.Canceled)
+		}
+	})
+	t.Run("cancel while waiting returns at that instant with both errors", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(50*time.Millisecond, cancel)
+			r := newRecorder(hint(30 * time.Minute))
+			err := retry.Do(ctx, retry.Policy{Max: time.Hour}, r.fn)
+			if time.Since(r.start) != 50*time.Millisecond {
+				t.Errorf("Do returned after %v, want 50ms", time.Since(r.start))
+			}
+			if !errors.Is(err, context.Canceled) || !errors.Is(err, r.errs[0]) || r.calls() != 1 {
+				t.Errorf("Do() = %v after %d calls, want canceled and %v after 1", err, r.calls(), r.errs[0])
+			}
+		})
+	})
+	t.Run("the cause and the last error are kept, on one line", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			shutdown := errors.New("shutting down")
+			ctx, cancel := context.WithCancelCause(context.Background())
+			time.AfterFunc(time.Second, func() { cancel(shutdown) })
+			err := retry.Do(ctx, retry.Policy{Attempts: 100, Base: 10 * time.Second}, func(context.Context) error { return errBoom })
+			for _, want := range []error{context.Canceled, shutdown, errBoom} {
+				if !errors.Is(err, want) {
+					t.Errorf("Do() = %v, want it to match %v", err, want)
+				}
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") || !strings.Contains(msg, "canceled") || !strings.Contains(msg, "shutting down") || !strings.Contains(msg, "boom") {
+				t.Errorf("Do().Error() = %q, want one line naming the context, its cause and the last error", msg)
+			}
+		})
+	})
+	t.Run("a cancel during fn stops before the next wait", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			calls := 0
+			err := retry.Do(ctx, retry.Policy{Attempts: 5}, func(context.Context) error {
+				calls++
+				cancel()
+				return errBoom
+			})
+			if !errors.Is(err, context.Canceled) || !errors.Is(err, errBoom) || calls != 1 {
+				t.Errorf("Do() = %v after %d calls, want canceled and %v after 1", err, calls, errBoom)
+			}
+		})
+	})
+	t.Run("a cancel that comes as a wait ends gets no more attempts", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := &lateCtx{Context: context.Background(), done: make(chan struct{})}
+			time.AfterFunc(500*time.Millisecond, func() { ctx.canceled.Store(true) })
+			r := newRecorder(hint(time.Second), hint(time.Second))
+			err := retry.Do(ctx, retry.Policy{Base: 1, Max: time.Second}, r.fn)
+			if !errors.Is(err, context.Canceled) || r.calls() != 1 {
+				t.Errorf("Do() = %v after %d calls, want canceled after 1", err, r.calls())
+			}
+		})
+	})
+	t.Run("a deadline the next wait would reach returns at once", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			// The wait is min(Max, 1s + draw) = 1s: it would end at the deadline.
+			r := newRecorder(hint(time.Second), hint(time.Second))
+			err := retry.Do(ctx, retry.Policy{Base: 1, Max: time.Second}, r.fn)
+			if time.Since(r.start) != 0 || r.calls() != 1 {
+				t.Errorf("Do returned after %v and %d calls, want at once after 1", time.Since(r.start), r.calls())
+			}
+			if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, r.errs[0]) {
+				t.Errorf("Do() = %v, want it to match %v and %v", err, context.DeadlineExceeded, r.errs[0])
+			}
+			if ctx.Err() != nil {
+				t.Errorf("ctx.Err() = %v when Do returned, want nil: Do should not sleep into the deadline", ctx.Err())
+			}
+		})
+	})
+	t.Run("a wait that fits before the deadline is taken", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			r := newRecorder(hint(time.Second - 2))
+			if err := retry.Do(ctx, retry.Policy{Base: 1}, r.fn); err != nil {
+				t.Errorf("Do() = %v, want nil", err)
+			}
+		})
+	})
+	t.Run("a per-attempt timeout is retried while ctx lives", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			calls := 0
+			err := retry.Do(context.Background(), retry.Policy{}, func(ctx context.Context) error {
+				calls++
+				if calls == 3 {
+					return nil
+				}
+				ctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+				defer cancel()
+				<-ctx.Done()
+				return ctx.Err()
+			})
+			if err != nil || calls != 3 {
+				t.Errorf("Do() = %v after %d calls, want nil after 3", err, calls)
+			}
+		})
+	})
+}
+
+// A lateCtx reports its cancel through Err before its Done channel closes,
+// which here is never. It makes deterministic the race in which a wait's
+// timer and a cancel come due together and select may pick the timer.
+type lateCtx struct {
+	context.Context
+	done     chan struct{}
+	canceled atomic.Bool
+}
+
+func (c *lateCtx) Done() <-chan struct{} { return c.done }
+
+func (c *lateCtx) Err() error {
+	if c.canceled.Load() {
+		return context.Canceled
+	}
+	return nil
+}
+
+func TestDoBadInput(t *testing.T) {
+	//lint:ignore SA1012 a nil Context is the bad input under test
+	if err := retry.Do(nil, retry.Policy{}, func(context.Context) error { return nil }); err == nil {
+		t.Error("Do(nil ctx) = nil, want an error")
+	}
+	if err := retry.Do(context.Background(), retry.Policy{}, nil); err == nil {
+		t.Error("Do(nil fn) = nil, want an error")
+	}
+	if _, err := retry.DoValue[int](context.Background(), retry.Policy{}, nil); err == nil {
+		t.Error("DoValue(nil fn) = nil, want an error")
+	}
+}
+
+func TestDoPanicPropagates(t *testing.T) {
+	type oops struct{ n int }
+	defer func() {
+		if r := recover(); r != (oops{7}) {
+			t.Errorf("recovered %v, want %v", r, oops{7})
+		}
+	}()
+	retry.Do(context.Background(), retry.Policy{}, func(context.Context) error { panic(oops{7}) })
+	t.Error("Do returned, want a panic")
+}
+
+func TestDoValue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		v, err := retry.DoValue(context.Background(), retry.Policy{}, func(context.Context) (string, error) {
+			calls++
+			if calls < 3 {
+				return "partial", errBoom
+			}
+			return "done", nil
+		})
+		if v != "done" || err != nil {
+			t.Errorf("DoValue() = %q, %v, want %q, nil", v, err, "done")
+		}
+		v, err = retry.DoValue(context.Background(), retry.Policy{}, func(context.Context) (string, error) {
+			return "partial", errBoom
+		})
+		if v != "" || err != errBoom {
+			t.Errorf("DoValue() = %q, %v, want %q, %v", v, err, "", errBoom)
+		}
+	})
+}
+
+func succeed(context.Context) error { return nil }
+
+func TestAllocs(t *testing.T) {
+	ctx := context.Background()
+	if n := testing.AllocsPerRun(100, func() { retry.Do(ctx, retry.Policy{}, succeed) }); n != 0 {
+		t.Errorf("Do with a first-try success allocates %v objects, want 0", n)
+	}
+	value := func(context.Context) (int, error) { return 1, nil }
+	if n := testing.AllocsPerRun(100, func() { retry.DoValue(ctx, retry.Policy{}, value) }); n != 0 {
+		t.Errorf("DoValue with a first-try success allocates %v objects, want 0", n)
+	}
+	// Waits of 1µs make Do wait on nearly every retry.
+	p := retry.Policy{Attempts: 30, Base: time.Microsecond, Max: time.Microsecond}
+	cancelable, cancel := context.WithCancel(ctx)
+	defer cancel()
+	tests := []struct {
+		name  string
+		ctx   context.Context
+		fails int
+		most  float64
+	}{
+		// A ctx that cannot be canceled lets Do sleep without a timer of its own.
+		{"Background, 2 retries", ctx, 2, 0},
+		{"Background, 29 retries", ctx, 29, 0},
+		// One time.Timer: since Go 1.23 it is 3 objects, the Timer, its
+		// channel and the channel's buffer.
+		{"cancelable, 2 retries", cancelable, 2, 3},
+		{"cancelable, 29 retries", cancelable, 29, 3},
+	}
+	for _, tt := range tests {
+		calls := 0
+		fn := func(context.Context) error {
+			calls++
+			if calls%(tt.fails+1) == 0 {
+				return nil
+			}
+			return errBoom
+		}
+		n := testing.AllocsPerRun(20, func() {
+			if err := retry.Do(tt.ctx, p, fn); err != nil {
+				t.Fatalf("Do() = %v, want nil", err)
+			}
+		})
+		if n > tt.most {
+			t.Errorf("%s: Do allocates %v objects, want at most %v", tt.name, n, tt.most)
+		}
+	}
+}
