@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -655,4 +656,266 @@ func TestAllocs(t *testing.T) {
 			t.Errorf("%s: Do allocates %v objects, want at most %v", tt.name, n, tt.most)
 		}
 	}
+}
+
+func BenchmarkDo(b *testing.B) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := retry.Do(ctx, retry.Policy{}, succeed); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDoRetry measures a call that fails twice, then succeeds, with
+// waits of at most 1ns, so that the cost of Do itself shows.
+func BenchmarkDoRetry(b *testing.B) {
+	cancelable, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, bb := range []struct {
+		name string
+		ctx  context.Context
+	}{{"Background", context.Background()}, {"cancelable", cancelable}} {
+		b.Run(bb.name, func(b *testing.B) {
+			p := retry.Policy{Attempts: 5, Base: 1, Max: 1}
+			calls := 0
+			fn := func(context.Context) error {
+				if calls++; calls%3 != 0 {
+					return errBoom
+				}
+				return nil
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := retry.Do(bb.ctx, p, fn); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkDoValue(b *testing.B) {
+	ctx := context.Background()
+	fn := func(context.Context) (int, error) { return 1, nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := retry.DoValue(ctx, retry.Policy{}, fn); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDelay(b *testing.B) {
+	p := retry.Policy{}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		p.Delay(i & 15)
+	}
+}
+
+// A recovering server rejects every call during an outage, then accepts at
+// most capacity calls in each slot of time and rejects the rest at once.
+type recovering struct {
+	outage, slot time.Duration
+	capacity     int
+
+	mu       sync.Mutex
+	start    time.Time
+	calls    int         // calls in all
+	after    int         // calls after the outage
+	perSlot  map[int]int // calls in each slot after the outage
+	accepted map[int]int // accepted calls in each slot after the outage
+	lastOK   time.Duration
+}
+
+var errUnavailable = errors.New("503 service unavailable")
+
+func (s *recovering) call(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	now := time.Since(s.start)
+	if now < s.outage {
+		return errUnavailable
+	}
+	s.after++
+	slot := int((now - s.outage) / s.slot)
+	s.perSlot[slot]++
+	if s.accepted[slot] == s.capacity {
+		return errUnavailable
+	}
+	s.accepted[slot]++
+	s.lastOK = max(s.lastOK, now)
+	return nil
+}
+
+// fleetResult is what one fleet did to a recovering server.
+type fleetResult struct {
+	calls, after, peak int
+	drain              time.Duration
+}
+
+// runFleet starts clients that each call do against one recovering server
+// at the same instant, in virtual time, and reports what the server saw.
+func runFleet(t *testing.T, clients int, do func(fn func(context.Context) error) error) fleetResult {
+	var res fleetResult
+	synctest.Test(t, func(t *testing.T) {
+		s := &recovering{outage: 2 * time.Second, slot: 10 * time.Millisecond, capacity: 50,
+			start: time.Now(), perSlot: map[int]int{}, accepted: map[int]int{}}
+		var wg sync.WaitGroup
+		for range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := do(s.call); err != nil {
+					t.Errorf("client: %v, want success", err)
+				}
+			}()
+		}
+		wg.Wait()
+		res = fleetResult{calls: s.calls, after: s.after, drain: s.lastOK - s.outage}
+		for _, n := range s.perSlot {
+			res.peak = max(res.peak, n)
+		}
+	})
+	return res
+}
+
+// TestFleet shows what full jitter does for a service that comes back
+// from an outage: 1,000 clients retry against it with Do, and with a loop
+// that waits exactly min(Max, Base·2ⁿ), as a baseline.
+func TestFleet(t *testing.T) {
+	p := retry.Policy{Attempts: 1000, Base: 10 * time.Millisecond, Max: 2 * time.Second}
+	jittered := runFleet(t, 1000, func(fn func(context.Context) error) error {
+		return retry.Do(context.Background(), p, fn)
+	})
+	baseline := runFleet(t, 1000, func(fn func(context.Context) error) error {
+		for n := 0; ; n++ {
+			err := fn(context.Background())
+			if err == nil || n+1 == p.Attempts {
+				return err
+			}
+			time.Sleep(min(p.Max, p.Base<<min(n, 20)))
+		}
+	})
+	for _, r := range []struct {
+		name string
+		fleetResult
+	}{{"full jitter (Do)", jittered}, {"no jitter", baseline}} {
+		t.Logf("%-16s calls %5d, after recovery %5d, peak per 10ms slot %4d, drained %v after recovery",
+			r.name, r.calls, r.after, r.peak, r.drain)
+	}
+	if jittered.after > baseline.after/4 {
+		t.Errorf("Do made %d calls after recovery, want at most a quarter of the baseline's %d", jittered.after, baseline.after)
+	}
+	if jittered.drain*10 > baseline.drain {
+		t.Errorf("Do drained in %v, want at least 10x sooner than the baseline's %v", jittered.drain, baseline.drain)
+	}
+	if jittered.peak >= 50 {
+		t.Errorf("Do's peak is %d calls in a slot, want below the capacity of 50", jittered.peak)
+	}
+}
+
+// FuzzDelay checks Delay against a ceiling computed with math/big.
+func FuzzDelay(f *testing.F) {
+	f.Add(int64(0), int64(0), 0)
+	f.Add(int64(1<<40+1), int64(time.Hour), 24)
+	f.Add(int64(math.MaxInt64), int64(math.MaxInt64), math.MaxInt)
+	f.Add(int64(-1), int64(math.MinInt64), -1)
+	f.Fuzz(func(t *testing.T, base, limit int64, n int) {
+		p := retry.Policy{Base: time.Duration(base), Max: time.Duration(limit)}
+		if base <= 0 {
+			base = int64(100 * time.Millisecond)
+		}
+		if limit <= 0 {
+			limit = int64(10 * time.Second)
+		}
+		c := new(big.Int).Lsh(big.NewInt(base), uint(min(max(n, 0), 64)))
+		if c.Cmp(big.NewInt(limit)) > 0 {
+			c.SetInt64(limit)
+		}
+		if d := p.Delay(n); d < 0 || big.NewInt(int64(d)).Cmp(c) > 0 {
+			t.Errorf("%+v.Delay(%d) = %d, want within [0, %v]", p, n, d, c)
+		}
+	})
+}
+
+// FuzzDo runs Do in virtual time against an fn whose calls play a script:
+// byte i says what call i returns, and calls past the script succeed.
+func FuzzDo(f *testing.F) {
+	f.Add(0, int64(0), int64(0), false, []byte{1, 1, 1, 1, 1})
+	f.Add(3, int64(time.Millisecond), int64(time.Second), true, []byte{1, 4, 2})
+	f.Add(math.MaxInt, int64(math.MaxInt64), int64(math.MaxInt64), false, []byte{1, 1, 3})
+	f.Add(-5, int64(-1), int64(1), true, []byte{9, 14, 0})
+	f.Fuzz(func(t *testing.T, attempts int, base, limit int64, cancelable bool, script []byte) {
+		p := retry.Policy{Attempts: attempts, Base: time.Duration(base), Max: time.Duration(limit)}
+		effAttempts, effMax := positive(attempts, 4), positive(time.Duration(limit), 10*time.Second)
+		// errs[i] is what call i returns; want and calls are what Do should
+		// return, and after how many calls.
+		errs := make([]error, len(script))
+		var want error
+		calls := len(script) + 1
+		for i, b := range script {
+			e := fmt.Errorf("call %d", i)
+			stop := true
+			switch h := hint(time.Duration(b) * time.Millisecond); b % 5 {
+			case 0:
+				want = nil
+			case 1:
+				errs[i], want, stop = e, e, false
+			case 2:
+				errs[i], want = fmt.Errorf("wrapped: %w", retry.Permanent(e)), e
+			case 3:
+				errs[i] = errors.Join(e, retryable(false))
+				want = errs[i]
+			case 4:
+				errs[i] = errors.Join(e, h)
+				want, stop = errs[i], time.Duration(h) > effMax
+			}
+			if stop || i+1 == effAttempts {
+				calls = i + 1
+				break
+			}
+		}
+		if calls == len(script)+1 {
+			want = nil
+		}
+		// The bubble's clock starts in 2000 and stops at the end of int64
+		// nanoseconds, in 2262. In Go 1.26 a time.Sleep there, which Do uses
+		// for a ctx that cannot be canceled, is a fatal runtime error.
+		if !cancelable && effMax > 200*365*24*time.Hour/time.Duration(len(script)+1) {
+			t.Skip("the waits could pass the end of the bubble's clock")
+		}
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			if cancelable {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				defer cancel()
+			}
+			n, last := 0, time.Now()
+			err := retry.Do(ctx, p, func(context.Context) error {
+				n, last = n+1, time.Now()
+				if n <= len(errs) {
+					return errs[n-1]
+				}
+				return nil
+			})
+			if err != want || n != calls {
+				t.Errorf("Do(%+v) = %v after %d calls, want %v after %d", p, err, n, want, calls)
+			}
+			if waited := time.Since(last); waited != 0 {
+				t.Errorf("Do returned %v after the last call, want at once", waited)
+			}
+		})
+	})
+}
+
+func positive[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }
