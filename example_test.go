@@ -6,12 +6,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/bfc42b4f/retry"
 )
 
-// Do retries a call that fails twice, then succeeds.
+// Do calls fn again after each failure, and returns nil once it succeeds.
 func ExampleDo() {
 	attempt := 0
 	err := retry.Do(context.Background(), retry.Policy{Base: time.Millisecond}, func(ctx context.Context) error {
@@ -28,4 +36,171 @@ func ExampleDo() {
 	// attempt 2
 	// attempt 3
 	// err: <nil>
+}
+
+var errNotFound = errors.New("not found")
+
+// An error wrapped with Permanent stops Do at the first call, and Do returns
+// the error that was wrapped, without the marker.
+func ExampleDo_permanent() {
+	attempt := 0
+	err := retry.Do(context.Background(), retry.Policy{Base: time.Millisecond}, func(ctx context.Context) error {
+		attempt++
+		return retry.Permanent(fmt.Errorf("GET /users/7: 404: %w", errNotFound))
+	})
+	fmt.Println("attempts:", attempt)
+	fmt.Println("err:", err)
+	fmt.Println("not found:", errors.Is(err, errNotFound))
+	// Output:
+	// attempts: 1
+	// err: GET /users/7: 404: not found
+	// not found: true
+}
+
+// statusError is an HTTP response that fn turned into an error. Its
+// RetryAfter method hands the server's Retry-After header to Do.
+type statusError struct {
+	code       int
+	retryAfter time.Duration
+}
+
+func (e *statusError) Error() string             { return "HTTP " + strconv.Itoa(e.code) }
+func (e *statusError) RetryAfter() time.Duration { return e.retryAfter }
+
+// parseRetryAfter reads a Retry-After header, in delta-seconds or as an
+// HTTP-date. It rejects what is not a valid wait: a negative number, one too
+// large for a time.Duration, or a date in the past. A valid but long wait is
+// kept: Do returns at once when a hint is above Policy.Max.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 || secs > math.MaxInt64/int64(time.Second) {
+			return 0, false
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now), true
+	}
+	return 0, false
+}
+
+// get fetches url once, and makes an error of every status but 200 that
+// says whether Do should try again: 5xx and 429 are retried, any other
+// status is Permanent.
+func get(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", retry.Permanent(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err // a network error: retried
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	switch {
+	case err != nil:
+		return "", err
+	case resp.StatusCode == http.StatusOK:
+		return string(body), nil
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+		e := &statusError{code: resp.StatusCode}
+		e.retryAfter, _ = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		return "", e
+	}
+	return "", retry.Permanent(&statusError{code: resp.StatusCode})
+}
+
+// A real HTTP client against a server that answers 503, then 429 with
+// Retry-After: 1, then 200. The 429's hint makes Do wait at least a second.
+func ExampleDo_http() {
+	replies := []int{http.StatusServiceUnavailable, http.StatusTooManyRequests, http.StatusOK}
+	var calls atomic.Int32 // the server's handlers run on goroutines of their own
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		code := replies[min(int(calls.Add(1)), len(replies))-1]
+		if code == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "1")
+		}
+		w.WriteHeader(code)
+		fmt.Fprint(w, http.StatusText(code))
+	}))
+	defer srv.Close()
+
+	p := retry.Policy{Attempts: 5, Base: time.Millisecond, Max: 5 * time.Second}
+	start := time.Now()
+	body, err := retry.DoValue(context.Background(), p, func(ctx context.Context) (string, error) {
+		body, err := get(ctx, srv.URL)
+		if err != nil {
+			fmt.Println("failed:", err)
+		}
+		return body, err
+	})
+	fmt.Printf("%q %v after %d calls\n", body, err, calls.Load())
+	fmt.Println("honoured Retry-After:", time.Since(start) >= time.Second)
+	// Output:
+	// failed: HTTP 503
+	// failed: HTTP 429
+	// "OK" <nil> after 3 calls
+	// honoured Retry-After: true
+}
+
+// DoValue returns the value of the call that succeeded.
+func ExampleDoValue() {
+	attempt := 0
+	port, err := retry.DoValue(context.Background(), retry.Policy{Base: time.Millisecond}, func(ctx context.Context) (int, error) {
+		attempt++
+		if attempt == 1 {
+			return 0, errors.New("no port free yet")
+		}
+		return 8080, nil
+	})
+	fmt.Println(port, err)
+	// Output:
+	// 8080 <nil>
+}
+
+// A loop that never gives up, such as a reconnect loop, owns its loop and
+// takes only the schedule from Policy.Delay. The waits are random, so this
+// example prints what does not depend on them.
+func ExamplePolicy_Delay() {
+	p := retry.Policy{Base: time.Millisecond, Max: 50 * time.Millisecond}
+	connect := func(n int) error {
+		if n < 4 {
+			return errors.New("connection refused")
+		}
+		return nil
+	}
+	for failures := 0; ; failures++ {
+		if err := connect(failures); err == nil {
+			fmt.Println("connected after", failures, "failures")
+			break
+		}
+		d := p.Delay(failures) // within [0, min(Max, Base·2ⁿ)]
+		fmt.Printf("wait %d within its ceiling: %t\n", failures+1, d <= min(p.Max, p.Base<<failures))
+		time.Sleep(d)
+	}
+	// Output:
+	// wait 1 within its ceiling: true
+	// wait 2 within its ceiling: true
+	// wait 3 within its ceiling: true
+	// wait 4 within its ceiling: true
+	// connected after 4 failures
+}
+
+// Do has no hooks: fn itself can count the attempts and log each failure.
+func ExampleDo_observe() {
+	logger := log.New(os.Stdout, "", 0)
+	attempts := 0
+	err := retry.Do(context.Background(), retry.Policy{Attempts: 3, Base: time.Millisecond}, func(ctx context.Context) error {
+		attempts++
+		err := errors.New("timeout")
+		logger.Printf("attempt %d failed: %v", attempts, err)
+		return err
+	})
+	logger.Printf("gave up after %d attempts: %v", attempts, err)
+	// Output:
+	// attempt 1 failed: timeout
+	// attempt 2 failed: timeout
+	// attempt 3 failed: timeout
+	// gave up after 3 attempts: timeout
 }
