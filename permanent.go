@@ -4,14 +4,16 @@ package retry
 
 import "time"
 
-// Permanent wraps err so that [Do] stops retrying when fn returns it, and
-// returns err itself. The marker may sit anywhere in the tree of fn's error:
-// wrapped with %w or inside [errors.Join]. Do never returns the marker, so a
-// Do enclosing another Do keeps retrying its own operation.
+// Permanent wraps err in a marker that stops [Do]: when fn returns an error
+// that holds the marker anywhere in its tree, wrapped with %w or inside
+// [errors.Join], Do returns err, the error given to Permanent, at once. Do
+// never returns the marker itself, so a Do that encloses another Do keeps
+// retrying its own operation. With several markers in one tree, the first
+// that [errors.Is] would visit counts.
 //
-// Permanent returns nil if err is nil, and err itself if err is already a
-// Permanent error. The returned error's message is err's, and its Unwrap
-// method returns err.
+// Permanent(nil) is nil, and Permanent of an error that is already one
+// returns it unchanged. The marker's message is err's, and its Unwrap method
+// returns err.
 func Permanent(err error) error {
 	switch err.(type) {
 	case nil, *permanent:

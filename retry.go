@@ -7,31 +7,39 @@
 //		return send(ctx, msg)
 //	})
 //
-// [Do] calls fn until it succeeds, up to [Policy].Attempts times, and returns
-// nil or the last error fn returned. The rules a caller must know:
+// [Do] calls fn until it returns nil, at most [Policy].Attempts times, and
+// returns nil or the reason it stopped. [DoValue] does the same for a
+// function that also returns a value. The rules a caller must know:
 //
-//   - Waits are drawn uniformly from [0, min(Max, Base·2ⁿ)] (see
-//     [Policy.Delay]), so that clients that failed together do not come back
-//     together. There is no wait after the last attempt.
+//   - The wait after the (n+1)th failed attempt is drawn uniformly from
+//     [0, min(Max, Base·2ⁿ)] (see [Policy.Delay]), so that clients that
+//     failed together do not come back together. There is no wait after
+//     the last attempt, which returns fn's error unchanged. The zero
+//     [Policy] is valid: 4 attempts, Base 100ms, Max 10s.
 //   - An error wrapped with [Permanent] stops Do at once, and Do returns the
-//     error that was given to Permanent. So does an error with a method
-//     Retryable() bool that returns false; Do returns that one unchanged.
+//     error that was given to Permanent. An error with a method
+//     Retryable() bool that returns false stops Do too, which returns it
+//     unchanged.
 //   - An error with a method RetryAfter() time.Duration, such as one made
 //     from an HTTP Retry-After header, makes the next wait at least that
-//     long. A hint above Max makes Do return fn's error at once.
-//   - Do looks for these markers and methods anywhere in the tree of fn's
-//     error, as [errors.Is] does, so wrapping them with %w or [errors.Join]
-//     keeps them working.
-//   - No attempt starts after ctx is done. Cancellation stops a wait at once,
-//     and the error Do returns then matches ctx.Err(), [context.Cause] and
-//     the last error fn returned under [errors.Is]. If ctx has a deadline
-//     that the next wait would reach, Do returns at once, with an error
-//     that matches [context.DeadlineExceeded] and the last error.
-//   - Each call of fn gets ctx, so a per-attempt timeout belongs inside fn.
-//     Its DeadlineExceeded is retried like any other error while ctx lives.
+//     long, and at most Max. A hint above Max makes Do return fn's error at
+//     once, so that a hostile server cannot park a goroutine for hours.
+//   - Do finds these markers and methods anywhere in the tree of fn's
+//     error, as [errors.Is] does: wrapped with %w or inside [errors.Join].
+//   - No attempt starts once ctx is done, and a cancel during a wait
+//     returns at that instant. The error Do returns then matches ctx.Err(),
+//     [context.Cause] and the last error fn returned under [errors.Is].
+//   - If ctx has a deadline that the next wait would reach, Do returns at
+//     once, with an error that matches [context.DeadlineExceeded] and the
+//     last error, rather than sleep into the deadline.
+//   - fn gets ctx on every call, so a per-attempt timeout belongs inside fn;
+//     its DeadlineExceeded is retried like any other error while ctx lives.
+//   - A panic in fn is not recovered.
 //
-// Retry only operations that are safe to repeat. A Do that gets a first-try
-// success allocates nothing, and one that retries allocates one timer.
+// Retry only operations that are safe to repeat. Do starts no goroutine and
+// leaves no timer running. A first-try success allocates nothing; a Do that
+// waits with a ctx that can be canceled makes one [time.Timer] and reuses it
+// for every wait.
 package retry
 
 import (
@@ -49,17 +57,24 @@ var (
 // between calls as [Policy.Delay] draws, and returns nil or the reason it
 // stopped:
 //
-//   - after the last attempt, the error fn returned, unchanged;
-//   - for an error holding a [Permanent] marker, the error given to Permanent;
+//   - after the last attempt, the error fn returned, unchanged, even if ctx
+//     ended during that call;
+//   - for an error holding a [Permanent] marker, the error that was given to
+//     Permanent;
 //   - for an error whose Retryable method returns false, or whose RetryAfter
-//     hint is above p.Max, that error unchanged;
-//   - once ctx is done, or when ctx's deadline would pass during the next
-//     wait, an error that matches both the context's error and the last
-//     error fn returned under [errors.Is].
+//     hint is above p.Max, that error, unchanged;
+//   - once ctx is done, an error that matches ctx.Err(), [context.Cause] and
+//     the last error fn returned, if any, under [errors.Is];
+//   - when ctx's deadline would pass during the next wait, at once, an error
+//     that matches [context.DeadlineExceeded] and the last error.
 //
-// Do calls fn on the calling goroutine and recovers no panic. It starts no
-// goroutine and leaves no timer running. A nil ctx or fn is reported as an
-// error, without a call.
+// Do checks in that order. A positive RetryAfter hint h makes the next wait
+// min(p.Max, h + draw); with several hints in one error tree, the largest
+// counts.
+//
+// Do calls fn on the calling goroutine, never two calls at once, and does not
+// recover a panic in fn. A nil ctx or fn is reported as an error, without a
+// call.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	switch {
 	case ctx == nil:
