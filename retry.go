@@ -43,6 +43,7 @@
 package retry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -149,29 +150,31 @@ type sleeper struct{ t *time.Timer }
 // sleep waits for d or until ctx is done, and reports whether ctx is still
 // alive afterwards.
 func (s *sleeper) sleep(ctx context.Context, d time.Duration) bool {
-	if d > 0 && ctx.Done() == nil {
-		// A ctx that can never be canceled needs no select; Sleep uses the
-		// goroutine's own timer and allocates nothing.
+	switch {
+	case d <= 0:
+		return ctx.Err() == nil
+	case ctx.Done() == nil:
+		// A ctx that can never be canceled needs no select, and Sleep uses
+		// the goroutine's own timer, which allocates nothing.
 		time.Sleep(d)
-	} else if d > 0 {
+		return ctx.Err() == nil
+	case s.t == nil:
+		s.t = time.NewTimer(d)
+	default:
 		// Reset is only reached after the last value was taken from t.C,
-		// which is what keeps it from delivering a stale value under the
-		// timer semantics before Go 1.23 (asynctimerchan=1).
-		if s.t == nil {
-			s.t = time.NewTimer(d)
-		} else {
-			s.t.Reset(d)
-		}
-		select {
-		case <-ctx.Done():
-			s.t.Stop()
-			return false
-		case <-s.t.C:
-		}
+		// which keeps it from delivering a stale value under the timer
+		// semantics before Go 1.23 (asynctimerchan=1).
+		s.t.Reset(d)
 	}
-	// When the timer and ctx are ready together, select picks either one;
-	// asking ctx again keeps a cancelled ctx from getting another attempt.
-	return ctx.Err() == nil
+	select {
+	case <-ctx.Done():
+		s.t.Stop()
+		return false
+	case <-s.t.C:
+		// When the timer and ctx are ready together, select picks either;
+		// asking ctx again keeps a canceled ctx from getting one more attempt.
+		return ctx.Err() == nil
+	}
 }
 
 // A stopError is what Do returns when ctx ended it.
@@ -184,7 +187,9 @@ type stopError struct {
 
 // stopped returns the error of a Do that ctx ended after fn returned last.
 func stopped(ctx context.Context, last error) error {
-	e := &stopError{ctx: ctx.Err(), last: last}
+	// A Context that breaks its contract, done with a nil Err, still gets
+	// an error that says what happened rather than a nil dereference.
+	e := &stopError{ctx: cmp.Or(ctx.Err(), context.Canceled), last: last}
 	// errors.Is rather than ==, which panics on an incomparable error type.
 	if c := context.Cause(ctx); !errors.Is(e.ctx, c) {
 		e.cause = c

@@ -576,6 +576,24 @@ func TestDoBadInput(t *testing.T) {
 	}
 }
 
+// A brokenCtx is done, but its Err says it is not: it breaks the Context
+// contract.
+type brokenCtx struct {
+	context.Context
+	done chan struct{}
+}
+
+func (c brokenCtx) Done() <-chan struct{} { return c.done }
+
+func TestDoBrokenContext(t *testing.T) {
+	ctx := brokenCtx{context.Background(), make(chan struct{})}
+	close(ctx.done)
+	err := retry.Do(ctx, retry.Policy{Base: time.Hour}, func(context.Context) error { return errBoom })
+	if !errors.Is(err, errBoom) || err.Error() == "" {
+		t.Errorf("Do() = %v, want an error holding %v", err, errBoom)
+	}
+}
+
 func TestDoPanicPropagates(t *testing.T) {
 	type oops struct{ n int }
 	defer func() {
