@@ -117,13 +117,29 @@ func TestRealClockDeadlineCutsLongWaitShort(t *testing.T) {
 func TestRealClockReusesTimer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background()) // cancelable, so Do uses a timer
 	defer cancel()
-	p := retry.Policy{Attempts: 50, Base: 50 * time.Microsecond, Max: 100 * time.Microsecond}
-	r := newRecorder(failures(49)...)
+	p := retry.Policy{Attempts: 20, Base: time.Millisecond, Max: time.Millisecond}
+	r := newRecorder(failures(19)...)
 	if err := retry.Do(ctx, p, r.fn); err != nil {
 		t.Fatalf("Do() = %v, want nil", err)
 	}
-	if r.calls() != 50 {
-		t.Errorf("fn called %d times, want 50", r.calls())
+	if r.calls() != 20 {
+		t.Errorf("fn called %d times, want 20", r.calls())
+	}
+}
+
+// TestRealClockCancelStopsTimer cancels during a long wait on a real timer;
+// CI also runs it with GODEBUG=asynctimerchan=1.
+func TestRealClockCancelStopsTimer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(5*time.Millisecond, cancel)
+	start := time.Now()
+	err := retry.Do(ctx, retry.Policy{Max: time.Minute}, func(context.Context) error { return hint(30 * time.Second) })
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Errorf("Do returned after %v, want soon after the cancel at 5ms", elapsed)
+	}
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, hint(30*time.Second)) {
+		t.Errorf("Do() = %v, want an error matching %v and %v", err, context.Canceled, hint(30*time.Second))
 	}
 }
 
@@ -211,9 +227,9 @@ func TestScheduleIsJittered(t *testing.T) {
 			sum += g
 			top = max(top, g)
 		}
-		// The mean of 400 uniform draws from [0, 1s] is within 0.4s..0.6s
-		// but with a chance below 1e-20; the largest is above 0.9s but
-		// with a chance of 0.9⁴⁰⁰.
+		// The mean of 400 uniform draws from [0, 1s] falls outside
+		// 0.4s..0.6s with a chance near 1e-11 (6.9 standard deviations),
+		// and the largest falls below 0.9s with a chance of 0.9⁴⁰⁰, 5e-19.
 		if mean := sum / runs; mean < 400*time.Millisecond || mean > 600*time.Millisecond {
 			t.Errorf("mean wait = %v, want near 500ms", mean)
 		}
