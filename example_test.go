@@ -204,3 +204,63 @@ func ExampleDo_observe() {
 	// attempt 3 failed: timeout
 	// gave up after 3 attempts: timeout
 }
+
+// tempError is an error that says itself whether it is worth retrying.
+type tempError struct {
+	msg       string
+	temporary bool
+}
+
+func (e *tempError) Error() string   { return e.msg }
+func (e *tempError) Retryable() bool { return e.temporary }
+
+// An error can classify itself with a Retryable method, without importing
+// this package; false stops Do, which returns the error unchanged.
+func ExampleDo_retryable() {
+	replies := []error{
+		&tempError{"lock held by another writer", true},
+		&tempError{"disk full", false},
+	}
+	attempt := 0
+	err := retry.Do(context.Background(), retry.Policy{Base: time.Millisecond}, func(ctx context.Context) error {
+		attempt++
+		return fmt.Errorf("write: %w", replies[attempt-1])
+	})
+	fmt.Println("attempts:", attempt)
+	fmt.Println("err:", err)
+	// Output:
+	// attempts: 2
+	// err: write: disk full
+}
+
+// When ctx is canceled, Do returns an error that keeps the cause of the
+// cancel and the last error fn returned.
+func ExampleDo_cancel() {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	errShutdown := errors.New("shutting down")
+	errUnavailable := errors.New("HTTP 503")
+	err := retry.Do(ctx, retry.Policy{Base: time.Millisecond}, func(ctx context.Context) error {
+		cancel(errShutdown) // as if a signal came in during the call
+		return errUnavailable
+	})
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, context.Canceled), errors.Is(err, errShutdown), errors.Is(err, errUnavailable))
+	// Output:
+	// retry: context canceled (cause: shutting down); last error: HTTP 503
+	// true true true
+}
+
+// When the next wait would pass ctx's deadline, Do returns at once rather
+// than sleep into the deadline, and keeps the last error.
+func ExampleDo_deadline() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := retry.Do(ctx, retry.Policy{}, func(ctx context.Context) error {
+		return &statusError{code: http.StatusTooManyRequests, retryAfter: 5 * time.Second}
+	})
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, context.DeadlineExceeded), ctx.Err())
+	// Output:
+	// retry: the next wait would pass the context deadline; last error: HTTP 429
+	// true <nil>
+}
