@@ -56,20 +56,24 @@ var (
 
 // Do calls fn until it returns nil, at most p.Attempts times, waiting
 // between calls as [Policy.Delay] draws, and returns nil or the reason it
-// stopped:
+// stopped. After a failed call it checks, in this order:
 //
-//   - after the last attempt, the error fn returned, unchanged, even if ctx
-//     ended during that call;
-//   - for an error holding a [Permanent] marker, the error that was given to
-//     Permanent;
-//   - for an error whose Retryable method returns false, or whose RetryAfter
-//     hint is above p.Max, that error, unchanged;
-//   - once ctx is done, an error that matches ctx.Err(), [context.Cause] and
-//     the last error fn returned, if any, under [errors.Is];
-//   - when ctx's deadline would pass during the next wait, at once, an error
-//     that matches [context.DeadlineExceeded] and the last error.
+//   - for an error holding a [Permanent] marker, it returns the error that
+//     was given to Permanent;
+//   - for an error whose Retryable method returns false, it returns that
+//     error, unchanged;
+//   - after the last attempt, it returns the error fn returned, unchanged,
+//     even if ctx ended during that call;
+//   - once ctx is done, it returns an error that matches ctx.Err(),
+//     [context.Cause] and the last error fn returned under [errors.Is]
+//     (if ctx is done before the first call, fn is never called);
+//   - for an error whose RetryAfter hint is above p.Max, it returns that
+//     error, unchanged;
+//   - when ctx's deadline would pass during the next wait, it returns at
+//     once an error that matches [context.DeadlineExceeded] and the last
+//     error.
 //
-// Do checks in that order. A positive RetryAfter hint h makes the next wait
+// A positive RetryAfter hint h makes the next wait
 // min(p.Max, h + draw); with several hints in one error tree, the largest
 // counts.
 //

@@ -414,6 +414,53 @@ func TestClassification(t *testing.T) {
 	}
 }
 
+// TestCheckOrder has one row per pair of rules whose order decides what Do
+// returns, in the order that Do's doc gives.
+func TestCheckOrder(t *testing.T) {
+	cause := errors.New("cause")
+	final := errors.Join(retry.Permanent(cause), retryable(false))
+	tests := []struct {
+		name   string
+		p      retry.Policy
+		cancel bool  // fn cancels ctx before it returns err
+		err    error // what fn returns
+		want   error // nil: an error matching context.Canceled and err
+	}{
+		{"Permanent before Retryable false", retry.Policy{}, false, final, cause},
+		{"Permanent before the last attempt", retry.Policy{Attempts: 1}, false, retry.Permanent(cause), cause},
+		{"Retryable false before the last attempt", retry.Policy{Attempts: 1}, true, retryable(false), retryable(false)},
+		{"the last attempt before ctx", retry.Policy{Attempts: 1}, true, errBoom, errBoom},
+		{"ctx before a hint above Max", retry.Policy{Max: time.Second}, true, hint(time.Hour), nil},
+		{"a hint above Max with ctx alive", retry.Policy{Max: time.Second}, false, hint(time.Hour), hint(time.Hour)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				calls := 0
+				err := retry.Do(ctx, tt.p, func(context.Context) error {
+					calls++
+					if tt.cancel {
+						cancel()
+					}
+					return tt.err
+				})
+				if calls != 1 {
+					t.Errorf("fn called %d times, want 1", calls)
+				}
+				if tt.want == nil {
+					if !errors.Is(err, context.Canceled) || !errors.Is(err, tt.err) {
+						t.Errorf("Do() = %v, want an error matching %v and %v", err, context.Canceled, tt.err)
+					}
+				} else if err != tt.want {
+					t.Errorf("Do() = %v, want %v", err, tt.want)
+				}
+			})
+		})
+	}
+}
+
 func TestPermanent(t *testing.T) {
 	if err := retry.Permanent(nil); err != nil {
 		t.Errorf("Permanent(nil) = %v, want nil", err)
