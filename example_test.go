@@ -68,13 +68,15 @@ func (e *statusError) Error() string             { return "HTTP " + strconv.Itoa
 func (e *statusError) RetryAfter() time.Duration { return e.retryAfter }
 
 // parseRetryAfter reads a Retry-After header, in delta-seconds or as an
-// HTTP-date. It rejects what is not a valid wait: a negative number, one too
-// large for a time.Duration, or a date in the past. A valid but long wait is
-// kept: Do returns at once when a hint is above Policy.Max.
+// HTTP-date. It rejects what is not a wait: a negative number, a date in the
+// past, or neither form. A wait too long for a time.Duration saturates at the
+// longest one rather than being dropped: a server that asks for centuries
+// must not be retried at Base speed, and Do returns at once when a hint is
+// above Policy.Max.
 func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs < 0 || secs > math.MaxInt64/int64(time.Second) {
-			return 0, false
+	if secs, err := strconv.ParseUint(v, 10, 64); err == nil {
+		if secs > math.MaxInt64/uint64(time.Second) {
+			return math.MaxInt64, true
 		}
 		return time.Duration(secs) * time.Second, true
 	}
@@ -85,8 +87,9 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 }
 
 // get fetches url once, and makes an error of every status but 200 that
-// says whether Do should try again: 5xx and 429 are retried, any other
-// status is Permanent.
+// says whether Do should try again: the statuses that can get better on
+// their own (408, 429, 500, 502, 503, 504) are retried; any other, 501 Not
+// Implemented and 505 HTTP Version Not Supported among them, is Permanent.
 func get(ctx context.Context, url string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -103,12 +106,22 @@ func get(ctx context.Context, url string) (string, error) {
 		return "", err
 	case resp.StatusCode == http.StatusOK:
 		return string(body), nil
-	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+	case transient(resp.StatusCode):
 		e := &statusError{code: resp.StatusCode}
 		e.retryAfter, _ = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		return "", e
 	}
 	return "", retry.Permanent(&statusError{code: resp.StatusCode})
+}
+
+// transient reports whether an HTTP status can get better on its own.
+func transient(code int) bool {
+	switch code {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
 }
 
 // A real HTTP client against a server that answers 503, then 429 with

@@ -2,14 +2,22 @@
 
 package retry
 
-import "time"
+import (
+	"reflect"
+	"time"
+)
 
 // Permanent wraps err in a marker that stops [Do]: when fn returns an error
 // that holds the marker anywhere in its tree, wrapped with %w or inside
-// [errors.Join], Do returns err, the error given to Permanent, at once. Do
-// never returns the marker itself, so a Do that encloses another Do keeps
-// retrying its own operation. With several markers in one tree, the first
-// that [errors.Is] would visit counts.
+// [errors.Join], Do returns err, the error given to Permanent, at once. With
+// several markers in one tree, the first that [errors.Is] would visit counts.
+//
+// Do never returns an error that would stop another Do, so a Do that encloses
+// another Do keeps retrying its own operation. When err itself holds a marker,
+// as in Permanent(fmt.Errorf("load user: %w", err)) where err came from a
+// helper that marks its own errors, Do returns err behind a wrapper that has
+// err's message, unwraps to err, and hides the markers below it from every
+// Do; errors.Is and errors.As see through it as usual.
 //
 // Permanent(nil) is nil, and Permanent of an error that is already one
 // returns it unchanged. The marker's message is err's, and its Unwrap method
@@ -27,6 +35,24 @@ type permanent struct{ err error }
 func (e *permanent) Error() string { return e.err.Error() }
 func (e *permanent) Unwrap() error { return e.err }
 
+// A spent error is what Do returns for a marker whose error holds markers of
+// its own. It stands for that error but hides those markers from Do.
+type spent struct{ err error }
+
+func (e *spent) Error() string { return e.err.Error() }
+func (e *spent) Unwrap() error { return e.err }
+
+// unmarked returns what Do returns when a marker wrapping err stops it: err
+// itself, or err behind a spent wrapper if a marker is still inside it.
+func unmarked(err error) error {
+	var v verdict
+	v.read(err)
+	if v.permanent == nil {
+		return err
+	}
+	return &spent{err}
+}
+
 // A verdict is what Do reads from the tree of an error fn returned.
 type verdict struct {
 	permanent error         // what the first Permanent marker wraps
@@ -36,10 +62,21 @@ type verdict struct {
 
 // read walks the tree of err in the order of [errors.Is] and records what it
 // finds. It does not use errors.As, which allocates its target on every call.
-func (v *verdict) read(err error) {
-	for err != nil {
-		if p, ok := err.(*permanent); ok && v.permanent == nil {
-			v.permanent = p.err
+func (v *verdict) read(err error) { v.walk(err, true) }
+
+// walk is read for a subtree; marks says whether a Permanent marker found
+// there counts, which it does not below a spent error.
+func (v *verdict) walk(err error, marks bool) {
+	// A nil pointer in the tree is a leaf: its methods could dereference it,
+	// and a typed nil wrapped by mistake must not panic Do.
+	for err != nil && !nilPointer(err) {
+		switch e := err.(type) {
+		case *permanent:
+			if marks && v.permanent == nil {
+				v.permanent = e.err
+			}
+		case *spent:
+			marks = false
 		}
 		if r, ok := err.(interface{ Retryable() bool }); ok && !r.Retryable() {
 			v.final = true
@@ -52,11 +89,17 @@ func (v *verdict) read(err error) {
 			err = u.Unwrap()
 		case interface{ Unwrap() []error }:
 			for _, err := range u.Unwrap() {
-				v.read(err)
+				v.walk(err, marks)
 			}
 			return
 		default:
 			return
 		}
 	}
+}
+
+// nilPointer reports whether err is a nil pointer held in a non-nil error.
+func nilPointer(err error) bool {
+	v := reflect.ValueOf(err)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }

@@ -42,7 +42,11 @@ type Policy struct {
 // hint), for callers that run their own loop, such as a reconnect loop that
 // never gives up. Delay never panics and never returns more than Max.
 func (p Policy) Delay(n int) time.Duration {
-	c := p.ceiling(n)
+	return draw(p.ceiling(n))
+}
+
+// draw returns a duration drawn uniformly from [0, c], for c >= 0.
+func draw(c time.Duration) time.Duration {
 	if c == math.MaxInt64 {
 		// rand.N(c+1) would overflow; Int64 is uniform over [0, MaxInt64].
 		return time.Duration(rand.Int64())
@@ -64,22 +68,25 @@ func (p Policy) ceiling(n int) time.Duration {
 	return base << n
 }
 
-// wait returns the wait after attempt n+1 failed with a server hint of h:
-// Delay(n), but at least h and at most Max. A hint of zero or less is
-// ignored. It reports false if h is above Max, which cannot be honoured.
+// wait returns the wait after attempt n+1 failed with a server hint of h.
+// A hint of zero or less is ignored, and the wait is Delay(n). Otherwise the
+// wait is drawn uniformly from [h, min(Max, h + min(Max, Base·2ⁿ))]: the
+// jitter is drawn inside the room that the hint leaves below Max, so that
+// clients told the same hint still come back apart, and a hint of exactly
+// Max leaves no room at all. It reports false if h is above Max, which
+// cannot be honoured.
 func (p Policy) wait(n int, h time.Duration) (time.Duration, bool) {
-	d := p.Delay(n)
 	if h <= 0 {
-		return d, true
+		return p.Delay(n), true
 	}
 	limit := positive(p.Max, defaultMax)
-	switch {
-	case h > limit:
+	if h > limit {
 		return 0, false
-	case d > limit-h: // h+d would overflow for a Max near math.MaxInt64
-		return limit, true
 	}
-	return h + d, true
+	// Drawing from [0, room] rather than clamping h + draw to Max keeps the
+	// jitter near Max, and h + room cannot overflow: it is at most limit.
+	room := limit - h
+	return h + draw(min(p.ceiling(n), room)), true
 }
 
 // positive returns v if it is above zero, and def otherwise.

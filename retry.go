@@ -22,10 +22,12 @@
 //     unchanged.
 //   - An error with a method RetryAfter() time.Duration, such as one made
 //     from an HTTP Retry-After header, makes the next wait at least that
-//     long, and at most Max. A hint above Max makes Do return fn's error at
-//     once, so that a hostile server cannot park a goroutine for hours.
+//     long, and at most Max, with the jitter drawn in the room between the
+//     two. A hint above Max makes Do return fn's error at once, so that a
+//     hostile server cannot park a goroutine for hours.
 //   - Do finds these markers and methods anywhere in the tree of fn's
 //     error, as [errors.Is] does: wrapped with %w or inside [errors.Join].
+//     A nil pointer in the tree is a leaf whose methods Do does not call.
 //   - No attempt starts once ctx is done, and a cancel during a wait
 //     returns at that instant. The error Do returns then matches ctx.Err(),
 //     [context.Cause] and the last error fn returned under [errors.Is].
@@ -37,9 +39,12 @@
 //   - A panic in fn is not recovered.
 //
 // Retry only operations that are safe to repeat. Do starts no goroutine and
-// leaves no timer running. A first-try success allocates nothing; a Do that
-// waits with a ctx that can be canceled makes one [time.Timer] and reuses it
-// for every wait.
+// leaves no timer running. A first-try success allocates nothing, and so
+// does a retry with a ctx that can never be canceled, such as
+// [context.Background]. A Do that waits with a ctx that can be canceled makes
+// one [time.Timer] and reuses it for every wait; it also calls ctx.Done(),
+// which makes a context from [context.WithCancel] allocate its channel if
+// nothing asked for it before.
 package retry
 
 import (
@@ -59,7 +64,7 @@ var (
 // stopped. After a failed call it checks, in this order:
 //
 //   - for an error holding a [Permanent] marker, it returns the error that
-//     was given to Permanent;
+//     was given to Permanent (hiding any marker inside it, see [Permanent]);
 //   - for an error whose Retryable method returns false, it returns that
 //     error, unchanged;
 //   - after the last attempt, it returns the error fn returned, unchanged,
@@ -73,9 +78,12 @@ var (
 //     once an error that matches [context.DeadlineExceeded] and the last
 //     error.
 //
-// A positive RetryAfter hint h makes the next wait
-// min(p.Max, h + draw); with several hints in one error tree, the largest
-// counts.
+// A positive RetryAfter hint h, at most p.Max, makes the next wait a draw
+// from [h, min(p.Max, h + c)], where c is the ceiling [Policy.Delay] would
+// draw under: the jitter is kept inside the room that the hint leaves below
+// p.Max, so clients given the same hint do not come back together, and a
+// hint of exactly p.Max leaves no room, so every such wait is p.Max. With
+// several hints in one error tree, the largest counts.
 //
 // Do calls fn on the calling goroutine, never two calls at once, and does not
 // recover a panic in fn. A nil ctx or fn is reported as an error, without a
@@ -106,7 +114,7 @@ func again(ctx context.Context, p Policy, fn func(context.Context) error, err er
 		v.read(err)
 		switch {
 		case v.permanent != nil:
-			return v.permanent
+			return unmarked(v.permanent)
 		case v.final, n+1 >= attempts:
 			return err
 		case ctx.Err() != nil:
@@ -134,7 +142,7 @@ func again(ctx context.Context, p Policy, fn func(context.Context) error, err er
 func DoValue[T any](ctx context.Context, p Policy, fn func(context.Context) (T, error)) (T, error) {
 	var v T
 	if fn == nil {
-		return v, errNilFunc
+		return v, Do(ctx, p, nil) // the same error as Do for a nil ctx or fn
 	}
 	err := Do(ctx, p, func(ctx context.Context) error {
 		var err error

@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -211,30 +214,99 @@ func TestSchedule(t *testing.T) {
 	}
 }
 
-// TestScheduleIsJittered checks that the waits of Do spread over the whole
-// range of full jitter: neither pinned to the ceiling nor far below it.
-func TestScheduleIsJittered(t *testing.T) {
+// firstWaits calls Do runs times in virtual time with an fn that fails once
+// with err, then succeeds, and returns the wait Do took after each failure.
+func firstWaits(t *testing.T, p retry.Policy, err error, runs int) []time.Duration {
+	t.Helper()
+	waits := make([]time.Duration, runs)
 	synctest.Test(t, func(t *testing.T) {
-		const runs = 400
-		p := retry.Policy{Attempts: 2, Base: time.Second, Max: time.Second}
-		var sum, top time.Duration
-		for range runs {
-			r := newRecorder(errBoom)
+		for i := range waits {
+			r := newRecorder(err)
 			if err := retry.Do(context.Background(), p, r.fn); err != nil {
 				t.Fatalf("Do() = %v, want nil", err)
 			}
-			g := gaps(r.at)[0]
-			sum += g
-			top = max(top, g)
+			waits[i] = gaps(r.at)[0]
 		}
-		// The mean of 400 uniform draws from [0, 1s] falls outside
-		// 0.4s..0.6s with a chance near 1e-11 (6.9 standard deviations),
-		// and the largest falls below 0.9s with a chance of 0.9⁴⁰⁰, 5e-19.
-		if mean := sum / runs; mean < 400*time.Millisecond || mean > 600*time.Millisecond {
-			t.Errorf("mean wait = %v, want near 500ms", mean)
+	})
+	return waits
+}
+
+// checkUniform checks that 400 waits look drawn uniformly from [lo, hi]: all
+// inside it, their mean within a tenth of its width of the middle, and some
+// within a tenth of its width of either end. For uniform draws the mean
+// misses with a chance near 1e-11 (6.9 standard deviations), and each end
+// with a chance of 0.9⁴⁰⁰, 5e-19.
+func checkUniform(t *testing.T, waits []time.Duration, lo, hi time.Duration) {
+	t.Helper()
+	if len(waits) != 400 {
+		t.Fatalf("checkUniform got %d waits, want 400", len(waits))
+	}
+	tenth := (hi - lo) / 10
+	var sum time.Duration
+	low, top := waits[0], waits[0]
+	for _, w := range waits {
+		if w < lo || w > hi {
+			t.Fatalf("wait = %v, want within [%v, %v]", w, lo, hi)
 		}
-		if top < 900*time.Millisecond {
-			t.Errorf("longest wait = %v, want above 900ms", top)
+		sum += w - lo
+		low, top = min(low, w), max(top, w)
+	}
+	if mean := lo + sum/400; mean < (lo+hi)/2-tenth || mean > (lo+hi)/2+tenth {
+		t.Errorf("mean wait = %v, want near %v", mean, (lo+hi)/2)
+	}
+	if low > lo+tenth || top < hi-tenth {
+		t.Errorf("waits span [%v, %v], want near [%v, %v]", low, top, lo, hi)
+	}
+}
+
+// TestScheduleIsJittered checks that the waits of Do spread over the whole
+// range of full jitter: neither pinned to the ceiling nor far below it.
+func TestScheduleIsJittered(t *testing.T) {
+	p := retry.Policy{Attempts: 2, Base: time.Second, Max: time.Second}
+	checkUniform(t, firstWaits(t, p, errBoom, 400), 0, time.Second)
+}
+
+// TestHintIsJittered checks that a wait after a hint h is drawn from
+// [h, min(Max, h + ceiling)], so that clients given one hint come back apart,
+// even when the hint is close to Max.
+func TestHintIsJittered(t *testing.T) {
+	tests := []struct {
+		name   string
+		p      retry.Policy
+		h      time.Duration
+		lo, hi time.Duration
+	}{
+		{"a hint far below Max adds a full draw", retry.Policy{Attempts: 2, Base: time.Second, Max: time.Minute},
+			3 * time.Second, 3 * time.Second, 4 * time.Second},
+		{"a hint near Max draws in the room left", retry.Policy{Attempts: 2, Base: time.Second, Max: 30 * time.Second},
+			29500 * time.Millisecond, 29500 * time.Millisecond, 30 * time.Second},
+		{"the room left is below the default Max of 10s", retry.Policy{Attempts: 2, Base: time.Second},
+			9500 * time.Millisecond, 9500 * time.Millisecond, 10 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			waits := firstWaits(t, tt.p, hint(tt.h), 400)
+			checkUniform(t, waits, tt.lo, tt.hi)
+			// Clamping h + draw to Max would put about half of the second
+			// row's waits at exactly 30s; a uniform draw puts each there
+			// with a chance of 2e-9, so three of 400 with a chance of 1e-17.
+			atMax := 0
+			for _, w := range waits {
+				if w == tt.hi {
+					atMax++
+				}
+			}
+			if atMax > 2 {
+				t.Errorf("%d of 400 waits are exactly %v, want the jitter kept near Max", atMax, tt.hi)
+			}
+		})
+	}
+	t.Run("a hint of exactly Max leaves no room: every wait is Max", func(t *testing.T) {
+		p := retry.Policy{Attempts: 2, Base: time.Second, Max: 30 * time.Second}
+		for _, w := range firstWaits(t, p, hint(30*time.Second), 20) {
+			if w != 30*time.Second {
+				t.Fatalf("wait = %v, want 30s", w)
+			}
 		}
 	})
 }
@@ -494,6 +566,74 @@ func TestNestedDoRetriesPastInnerPermanent(t *testing.T) {
 	})
 }
 
+// TestNestedPermanent marks an error that already holds a marker, as fn
+// does when it wraps the error of a helper that marks its own errors.
+func TestNestedPermanent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		helper := retry.Permanent(errBoom)
+		loadUser := fmt.Errorf("load user: %w", helper)
+		p := retry.Policy{Attempts: 3, Base: time.Millisecond}
+		inner := 0
+		fn := func(context.Context) error {
+			inner++
+			return retry.Permanent(loadUser)
+		}
+		err := retry.Do(context.Background(), p, fn)
+		if err == nil || err.Error() != "load user: boom" || inner != 1 {
+			t.Fatalf("Do() = %v after %d calls, want %q after 1", err, inner, "load user: boom")
+		}
+		if !errors.Is(err, loadUser) || !errors.Is(err, errBoom) {
+			t.Errorf("Do() = %v, want it to match %v and %v", err, loadUser, errBoom)
+		}
+		inner = 0
+		outer := 0
+		err = retry.Do(context.Background(), p, func(ctx context.Context) error {
+			outer++
+			return retry.Do(ctx, p, fn)
+		})
+		if err == nil || err.Error() != "load user: boom" || outer != 3 || inner != 3 {
+			t.Errorf("enclosing Do() = %v with %d outer and %d inner calls, want %q with 3 and 3",
+				err, outer, inner, "load user: boom")
+		}
+		// What Do returned can be marked again, and then stops a Do.
+		outer = 0
+		err = retry.Do(context.Background(), p, func(ctx context.Context) error {
+			outer++
+			return retry.Permanent(retry.Do(ctx, p, fn))
+		})
+		if err == nil || err.Error() != "load user: boom" || outer != 1 {
+			t.Errorf("enclosing Do() = %v after %d calls, want %q after 1", err, outer, "load user: boom")
+		}
+	})
+}
+
+// nilErr is an error type whose methods read their receiver, so that a nil
+// *nilErr panics if one of them is called.
+type nilErr struct{ retry bool }
+
+func (e *nilErr) Error() string   { return "nil error" }
+func (e *nilErr) Retryable() bool { return e.retry }
+
+func TestDoTypedNilInTree(t *testing.T) {
+	var typed *nilErr
+	for _, err := range []error{
+		typed,
+		fmt.Errorf("op: %w", typed),
+		errors.Join(errBoom, typed),
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			calls := 0
+			got := retry.Do(context.Background(), retry.Policy{Attempts: 3}, func(context.Context) error {
+				calls++
+				return err
+			})
+			if got != err || calls != 3 {
+				t.Errorf("Do() = %v after %d calls, want %v after 3: a nil pointer is a plain error", got, calls, err)
+			}
+		})
+	}
+}
+
 func TestDoContext(t *testing.T) {
 	t.Run("no attempt starts once ctx is done", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -627,15 +767,31 @@ func (c *lateCtx) Err() error {
 }
 
 func TestDoBadInput(t *testing.T) {
-	//lint:ignore SA1012 a nil Context is the bad input under test
-	if err := retry.Do(nil, retry.Policy{}, func(context.Context) error { return nil }); err == nil {
-		t.Error("Do(nil ctx) = nil, want an error")
+	ok := func(context.Context) error { return nil }
+	okValue := func(context.Context) (int, error) { return 1, nil }
+	tests := []struct {
+		name string
+		ctx  context.Context
+		nilF bool
+		want string
+	}{
+		{"a nil ctx", nil, false, "retry: nil Context"},
+		{"a nil fn", context.Background(), true, "retry: nil func"},
+		{"a nil ctx and fn name the ctx first", nil, true, "retry: nil Context"},
 	}
-	if err := retry.Do(context.Background(), retry.Policy{}, nil); err == nil {
-		t.Error("Do(nil fn) = nil, want an error")
-	}
-	if _, err := retry.DoValue[int](context.Background(), retry.Policy{}, nil); err == nil {
-		t.Error("DoValue(nil fn) = nil, want an error")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fn, fnValue := ok, okValue
+			if tt.nilF {
+				fn, fnValue = nil, nil
+			}
+			if err := retry.Do(tt.ctx, retry.Policy{}, fn); err == nil || err.Error() != tt.want {
+				t.Errorf("Do() = %v, want %q", err, tt.want)
+			}
+			if v, err := retry.DoValue(tt.ctx, retry.Policy{}, fnValue); v != 0 || err == nil || err.Error() != tt.want {
+				t.Errorf("DoValue() = %v, %v, want 0, %q", v, err, tt.want)
+			}
+		})
 	}
 }
 
@@ -736,6 +892,34 @@ func TestAllocs(t *testing.T) {
 		if n > tt.most {
 			t.Errorf("%s: Do allocates %v objects, want at most %v", tt.name, n, tt.most)
 		}
+	}
+	// A fresh ctx per call, as a server hands each request, has no Done
+	// channel until Do asks for one: one more object than the timer's 3.
+	fresh := func(do bool) func() {
+		return func() {
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			fn := failOnce()
+			if do {
+				if err := retry.Do(ctx, p, fn); err != nil {
+					t.Fatalf("Do() = %v, want nil", err)
+				}
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(20, fresh(true)) - testing.AllocsPerRun(20, fresh(false)); n != 4 {
+		t.Errorf("fresh cancelable ctx, 1 retry: Do allocates %v objects, want 4", n)
+	}
+}
+
+// failOnce returns an fn that fails on its first call and succeeds after.
+func failOnce() func(context.Context) error {
+	calls := 0
+	return func(context.Context) error {
+		if calls++; calls == 1 {
+			return errBoom
+		}
+		return nil
 	}
 }
 
@@ -999,4 +1183,78 @@ func positive[T int | time.Duration](v, def T) T {
 		return v
 	}
 	return def
+}
+
+// TestParseRetryAfter checks the Retry-After parser of ExampleDo_http,
+// which the README offers for copying.
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		v    string
+		want time.Duration
+		ok   bool
+	}{
+		{"delta-seconds", "120", 2 * time.Minute, true},
+		{"zero seconds", "0", 0, true},
+		{"the longest delta that fits", "9223372036", 9223372036 * time.Second, true},
+		{"a delta too long for a Duration saturates", "9223372037", math.MaxInt64, true},
+		{"an absurd delta saturates", "9999999999", math.MaxInt64, true},
+		{"a delta past uint64 is not a wait", "99999999999999999999", 0, false},
+		{"a negative delta is not a wait", "-1", 0, false},
+		{"a signed delta is not delta-seconds", "+5", 0, false},
+		{"an HTTP-date ahead", "Sat, 30 Nov 2026 12:00:30 GMT", 30 * time.Second, true},
+		{"an HTTP-date past", "Sat, 30 Nov 2026 11:59:30 GMT", 0, false},
+		{"garbage", "soon", 0, false},
+		{"no header", "", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, ok := parseRetryAfter(tt.v, now); got != tt.want || ok != tt.ok {
+				t.Errorf("parseRetryAfter(%q) = %v, %t, want %v, %t", tt.v, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+// TestGetRetriesTransientStatuses checks which HTTP statuses the get of
+// ExampleDo_http retries, against a real server on loopback.
+func TestGetRetriesTransientStatuses(t *testing.T) {
+	retried := map[int]bool{408: true, 429: true, 500: true, 502: true, 503: true, 504: true}
+	for _, code := range []int{400, 401, 403, 404, 408, 409, 429, 500, 501, 502, 503, 504, 505, 511} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls.Add(1)
+				w.WriteHeader(code)
+			}))
+			defer srv.Close()
+			p := retry.Policy{Attempts: 2, Base: time.Millisecond}
+			_, err := retry.DoValue(context.Background(), p, func(ctx context.Context) (string, error) {
+				return get(ctx, srv.URL)
+			})
+			want := int32(1)
+			if retried[code] {
+				want = 2
+			}
+			if calls.Load() != want || err == nil || err.Error() != "HTTP "+strconv.Itoa(code) {
+				t.Errorf("Do() = %v after %d calls, want HTTP %d after %d", err, calls.Load(), code, want)
+			}
+		})
+	}
+	t.Run("an absurd Retry-After stops Do at once", func(t *testing.T) {
+		var calls atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			w.Header().Set("Retry-After", "9999999999")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}))
+		defer srv.Close()
+		_, err := retry.DoValue(context.Background(), retry.Policy{Base: time.Millisecond}, func(ctx context.Context) (string, error) {
+			return get(ctx, srv.URL)
+		})
+		if calls.Load() != 1 || err == nil || err.Error() != "HTTP 503" {
+			t.Errorf("Do() = %v after %d calls, want HTTP 503 after 1", err, calls.Load())
+		}
+	})
 }
