@@ -57,6 +57,31 @@ func ExampleDo_permanent() {
 	// not found: true
 }
 
+// errBadID is marked Permanent by the helper that finds it.
+var errBadID = retry.Permanent(errors.New("bad id"))
+
+// A marker stops the nearest Do only. When fn marks an error that already
+// holds a marker, Do keeps fn's context, and an enclosing Do that gets the
+// error goes on retrying its own operation.
+func ExamplePermanent() {
+	p := retry.Policy{Attempts: 3, Base: time.Millisecond}
+	loadUser := func(ctx context.Context) error {
+		return retry.Do(ctx, p, func(ctx context.Context) error {
+			return retry.Permanent(fmt.Errorf("load user: %w", errBadID))
+		})
+	}
+	attempt := 0
+	err := retry.Do(context.Background(), p, func(ctx context.Context) error {
+		attempt++
+		return loadUser(ctx)
+	})
+	fmt.Println("outer attempts:", attempt)
+	fmt.Println("err:", err)
+	// Output:
+	// outer attempts: 3
+	// err: load user: bad id
+}
+
 // statusError is an HTTP response that fn turned into an error. Its
 // RetryAfter method hands the server's Retry-After header to Do.
 type statusError struct {
