@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -348,6 +349,61 @@ func TestDelay(t *testing.T) {
 	}
 }
 
+// TestDelayCeilingIsExact draws nanosecond waits, whose whole range can be
+// seen, to check that the ceiling is min(Max, Base·2ⁿ) to the nanosecond and
+// that the draw reaches it. 2,000 draws from [0, c] with c <= 8 all miss c
+// with a chance below (8/9)²⁰⁰⁰, 1e-102.
+func TestDelayCeilingIsExact(t *testing.T) {
+	tests := []struct {
+		name string
+		p    retry.Policy
+		n    int
+		c    time.Duration
+	}{
+		{"Base 1, Max 3, n 1: below Max", retry.Policy{Base: 1, Max: 3}, 1, 2},
+		{"Base 1, Max 3, n 2: at Max", retry.Policy{Base: 1, Max: 3}, 2, 3},
+		{"Base 1, Max 8, n 3: Base·2ⁿ equal to Max", retry.Policy{Base: 1, Max: 8}, 3, 8},
+		{"Base 3, Max 7, n 1", retry.Policy{Base: 3, Max: 7}, 1, 6},
+		{"Base 3, Max 7, n 2", retry.Policy{Base: 3, Max: 7}, 2, 7},
+		{"Base 2, Max 1: Base above Max", retry.Policy{Base: 2, Max: 1}, 0, 1},
+		{"Base 5, n -1 counts as 0", retry.Policy{Base: 5, Max: 8}, -1, 5},
+		{"Base 1, Max 1, n 0", retry.Policy{Base: 1, Max: 1}, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var top time.Duration
+			for range 2000 {
+				d := tt.p.Delay(tt.n)
+				if d < 0 || d > tt.c {
+					t.Fatalf("Delay(%d) = %v, want within [0, %v]", tt.n, d, tt.c)
+				}
+				top = max(top, d)
+			}
+			if top != tt.c {
+				t.Errorf("largest of 2000 Delay(%d) = %v, want %v", tt.n, top, tt.c)
+			}
+		})
+	}
+}
+
+// TestDefaultBase pins the default Base of 100ms to the millisecond: of
+// 20,000 draws from [0, 100ms], none is above 100ms, and all miss (99ms,
+// 100ms] with a chance of 0.99²⁰⁰⁰⁰, 2e-88. A Base of 101ms would put a draw
+// above 100ms with the same certainty.
+func TestDefaultBase(t *testing.T) {
+	var top time.Duration
+	for range 20000 {
+		d := retry.Policy{Max: 101 * time.Millisecond}.Delay(0)
+		if d > 100*time.Millisecond {
+			t.Fatalf("Delay(0) = %v, want at most the default Base of 100ms", d)
+		}
+		top = max(top, d)
+	}
+	if top <= 99*time.Millisecond {
+		t.Errorf("largest of 20000 Delay(0) = %v, want above 99ms", top)
+	}
+}
+
 func TestDoOverflowingShiftWaitsUpToMax(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// The 25th wait has the ceiling 1h; a wrapped shift would make it 16.7ms.
@@ -411,6 +467,8 @@ func TestDoHints(t *testing.T) {
 		{"a hint makes the wait at least that long", hint(3 * time.Second), 2, 3 * time.Second, 3*time.Second + 1},
 		{"a wrapped hint counts", fmt.Errorf("get: %w", hint(time.Second)), 2, time.Second, time.Second + 1},
 		{"the largest of joined hints wins", errors.Join(hint(time.Second), hint(2*time.Second)), 2, 2 * time.Second, 2*time.Second + 1},
+		{"the largest of joined hints wins when it comes first", errors.Join(hint(2*time.Second), hint(time.Second)), 2, 2 * time.Second, 2*time.Second + 1},
+		{"the largest of nested hints wins", fmt.Errorf("%w", errors.Join(hint(time.Second), fmt.Errorf("%w", hint(2*time.Second)))), 2, 2 * time.Second, 2*time.Second + 1},
 		{"a hint of Max is honoured", hint(time.Minute), 2, time.Minute, time.Minute},
 		{"a hint above Max stops at once", hint(time.Minute + 1), 1, 0, 0},
 		{"a zero hint is ignored", hint(0), 2, 0, 1},
@@ -461,6 +519,10 @@ func TestClassification(t *testing.T) {
 		{"Permanent wins over Retryable false", retry.Permanent(retryable(false)), retryable(false), 1},
 		{"a per-attempt DeadlineExceeded is retried", fmt.Errorf("attempt: %w", context.DeadlineExceeded), nil, 3},
 		{"a Permanent of a Permanent returns the cause", retry.Permanent(perm), cause, 1},
+		{"the first of two markers counts", errors.Join(perm, retry.Permanent(errBoom)), cause, 1},
+		{"the first of two markers counts, wrapped", fmt.Errorf("op: %w", errors.Join(perm, retry.Permanent(errBoom))), cause, 1},
+		{"any Retryable false stops, even after a true", errors.Join(retryable(true), final), nil, 1},
+		{"any Retryable false stops, even before a true", errors.Join(final, retryable(true)), nil, 1},
 	}
 	p := retry.Policy{Attempts: 3, Base: time.Millisecond}
 	for _, tt := range tests {
@@ -746,6 +808,102 @@ func TestDoContext(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestStopMessages pins the one-line messages of the errors Do makes when
+// ctx ends it.
+func TestStopMessages(t *testing.T) {
+	slow := errors.New("slow")
+	shutdown := errors.New("shutting down")
+	tests := []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		end  func(cancel context.CancelFunc) // ends ctx during the first call
+		want string
+	}{
+		{"a plain cancel names no cause",
+			func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
+			func(cancel context.CancelFunc) { cancel() },
+			"retry: context canceled; last error: boom"},
+		{"a cancel with a cause names it",
+			func() (context.Context, context.CancelFunc) {
+				ctx, cancel := context.WithCancelCause(context.Background())
+				return ctx, func() { cancel(shutdown) }
+			},
+			func(cancel context.CancelFunc) { cancel() },
+			"retry: context canceled (cause: shutting down); last error: boom"},
+		{"a deadline that passed during fn",
+			func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), time.Second)
+			},
+			func(context.CancelFunc) { time.Sleep(2 * time.Second) },
+			"retry: context deadline exceeded; last error: boom"},
+		{"a deadline with a cause",
+			func() (context.Context, context.CancelFunc) {
+				return context.WithTimeoutCause(context.Background(), time.Second, slow)
+			},
+			func(context.CancelFunc) { time.Sleep(2 * time.Second) },
+			"retry: context deadline exceeded (cause: slow); last error: boom"},
+		{"a wait that would pass the deadline",
+			func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), time.Second)
+			},
+			func(context.CancelFunc) {},
+			"retry: the next wait would pass the context deadline; last error: boom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := tt.ctx()
+				defer cancel()
+				p := retry.Policy{Base: time.Hour, Max: time.Hour}
+				err := retry.Do(ctx, p, func(context.Context) error {
+					tt.end(cancel)
+					return hint(time.Hour)
+				})
+				if err == nil || strings.Replace(err.Error(), "retry after 1h0m0s", "boom", 1) != tt.want {
+					t.Errorf("Do() = %v, want %q", err, tt.want)
+				}
+			})
+		})
+	}
+	t.Run("ctx done before the first call", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := retry.Do(ctx, retry.Policy{}, succeed); err == nil || err.Error() != "retry: context canceled" {
+			t.Errorf("Do() = %v, want %q", err, "retry: context canceled")
+		}
+	})
+}
+
+// TestCancelLeavesNoTimerRunning cancels 10,000 Do calls during waits of an
+// hour, under the timer semantics before Go 1.23 (asynctimerchan=1), where a
+// timer that is not stopped stays in the runtime's heap, with its channel,
+// until it fires. Since Go 1.23 such a timer is dropped when nothing waits
+// on it, so the difference shows only under the old semantics.
+func TestCancelLeavesNoTimerRunning(t *testing.T) {
+	t.Setenv("GODEBUG", "asynctimerchan=1")
+	ctx := brokenCtx{context.Background(), make(chan struct{})}
+	close(ctx.done) // Do sees Err() == nil, waits, and the wait ends at once
+	p := retry.Policy{Base: time.Hour, Max: time.Hour}
+	before := heapObjects()
+	for range 10000 {
+		if err := retry.Do(ctx, p, func(context.Context) error { return errBoom }); !errors.Is(err, errBoom) {
+			t.Fatalf("Do() = %v, want an error holding %v", err, errBoom)
+		}
+	}
+	// A running timer keeps 3 objects; 10,000 of them would add 30,000.
+	if grown := int64(heapObjects()) - int64(before); grown > 10000 {
+		t.Errorf("the heap grew by %d objects over 10,000 canceled waits, want no timer left running", grown)
+	}
+}
+
+// heapObjects returns the number of objects live on the heap after a GC.
+func heapObjects() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapObjects
 }
 
 // A lateCtx reports its cancel through Err before its Done channel closes,
