@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -193,7 +194,7 @@ func TestSchedule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
 				r := newRecorder(failures(tt.attempts)...)
 				err := retry.Do(context.Background(), tt.p, r.fn)
 				if err != r.errs[tt.attempts-1] {
@@ -220,7 +221,7 @@ func TestSchedule(t *testing.T) {
 func firstWaits(t *testing.T, p retry.Policy, err error, runs int) []time.Duration {
 	t.Helper()
 	waits := make([]time.Duration, runs)
-	synctest.Test(t, func(t *testing.T) {
+	bubble(t, func(t *testing.T) {
 		for i := range waits {
 			r := newRecorder(err)
 			if err := retry.Do(context.Background(), p, r.fn); err != nil {
@@ -265,6 +266,25 @@ func checkUniform(t *testing.T, waits []time.Duration, lo, hi time.Duration) {
 func TestScheduleIsJittered(t *testing.T) {
 	p := retry.Policy{Attempts: 2, Base: time.Second, Max: time.Second}
 	checkUniform(t, firstWaits(t, p, errBoom, 400), 0, time.Second)
+}
+
+// TestDoWaitsToTheNanosecond checks that Do takes even the shortest waits:
+// with a ceiling of 1ns, 200 waits all miss 0 or all miss 1ns with a chance
+// of 2⁻¹⁹⁹, and a hint of 1ns with Max 1ns leaves no room: every wait is 1ns.
+func TestDoWaitsToTheNanosecond(t *testing.T) {
+	p := retry.Policy{Attempts: 2, Base: 1, Max: 1}
+	seen := map[time.Duration]int{}
+	for _, w := range firstWaits(t, p, errBoom, 200) {
+		seen[w]++
+	}
+	if len(seen) != 2 || seen[0] == 0 || seen[1] == 0 {
+		t.Errorf("waits with a 1ns ceiling = %v (wait: count), want both 0 and 1ns", seen)
+	}
+	for _, w := range firstWaits(t, p, hint(1), 20) {
+		if w != 1 {
+			t.Fatalf("wait after a 1ns hint = %v, want 1ns", w)
+		}
+	}
 }
 
 // TestHintIsJittered checks that a wait after a hint h is drawn from
@@ -405,7 +425,7 @@ func TestDefaultBase(t *testing.T) {
 }
 
 func TestDoOverflowingShiftWaitsUpToMax(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bubble(t, func(t *testing.T) {
 		// The 25th wait has the ceiling 1h; a wrapped shift would make it 16.7ms.
 		p := retry.Policy{Attempts: 26, Base: 1<<40 + 1, Max: time.Hour}
 		var top time.Duration
@@ -428,7 +448,7 @@ func TestDoMaxInt64Durations(t *testing.T) {
 	// retry at once and succeed.
 	p := retry.Policy{Attempts: 2, Base: math.MaxInt64, Max: math.MaxInt64}
 	for range 16 {
-		synctest.Test(t, func(t *testing.T) {
+		bubble(t, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(1000*time.Hour, cancel)
 			r := newRecorder(hint(math.MaxInt64 / 2))
@@ -444,7 +464,7 @@ func TestDoMaxInt64Durations(t *testing.T) {
 }
 
 func TestDoAttemptsMaxInt(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bubble(t, func(t *testing.T) {
 		p := retry.Policy{Attempts: math.MaxInt, Base: time.Millisecond, Max: time.Millisecond}
 		r := newRecorder(failures(1000)...)
 		if err := retry.Do(context.Background(), p, r.fn); err != nil {
@@ -476,7 +496,7 @@ func TestDoHints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
 				r := newRecorder(tt.err)
 				err := retry.Do(context.Background(), p, r.fn)
 				if r.calls() != tt.calls {
@@ -527,7 +547,7 @@ func TestClassification(t *testing.T) {
 	p := retry.Policy{Attempts: 3, Base: time.Millisecond}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
 				calls := 0
 				err := retry.Do(context.Background(), p, func(context.Context) error {
 					calls++
@@ -569,7 +589,7 @@ func TestCheckOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				calls := 0
@@ -612,7 +632,7 @@ func TestPermanent(t *testing.T) {
 }
 
 func TestNestedDoRetriesPastInnerPermanent(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bubble(t, func(t *testing.T) {
 		p := retry.Policy{Attempts: 3, Base: time.Millisecond}
 		outer, inner := 0, 0
 		err := retry.Do(context.Background(), p, func(ctx context.Context) error {
@@ -631,7 +651,7 @@ func TestNestedDoRetriesPastInnerPermanent(t *testing.T) {
 // TestNestedPermanent marks an error that already holds a marker, as fn
 // does when it wraps the error of a helper that marks its own errors.
 func TestNestedPermanent(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bubble(t, func(t *testing.T) {
 		helper := retry.Permanent(errBoom)
 		loadUser := fmt.Errorf("load user: %w", helper)
 		p := retry.Policy{Attempts: 3, Base: time.Millisecond}
@@ -683,7 +703,7 @@ func TestDoTypedNilInTree(t *testing.T) {
 		fmt.Errorf("op: %w", typed),
 		errors.Join(errBoom, typed),
 	} {
-		synctest.Test(t, func(t *testing.T) {
+		bubble(t, func(t *testing.T) {
 			calls := 0
 			got := retry.Do(context.Background(), retry.Policy{Attempts: 3}, func(context.Context) error {
 				calls++
@@ -707,7 +727,7 @@ func TestDoContext(t *testing.T) {
 		}
 	})
 	t.Run("cancel while waiting returns at that instant with both errors", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
+		bubble(t, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(50*time.Millisecond, cancel)
 			r := newRecorder(hint(30 * time.Minute))
@@ -721,7 +741,7 @@ func TestDoContext(t *testing.T) {
 		})
 	})
 	t.Run("the cause and the last error are kept, on one line", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
+		bubble(t, func(t *testing.T) {
 			shutdown := errors.New("shutting down")
 			ctx, cancel := context.WithCancelCause(context.Background())
 			time.AfterFunc(time.Second, func() { cancel(shutdown) })
@@ -738,7 +758,7 @@ func TestDoContext(t *testing.T) {
 		})
 	})
 	t.Run("a cancel during fn stops before the next wait", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
+		bubble(t, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			calls := 0
 			err := retry.Do(ctx, retry.Policy{Attempts: 5}, func(context.Context) error {
@@ -752,7 +772,7 @@ func TestDoContext(t *testing.T) {
 		})
 	})
 	t.Run("a cancel that comes as a wait ends gets no more attempts", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
+		bubble(t, func(t *testing.T) {
 			ctx := &lateCtx{Context: context.Background(), done: make(chan struct{})}
 			time.AfterFunc(500*time.Millisecond, func() { ctx.canceled.Store(true) })
 			r := newRecorder(hint(time.Second), hint(time.Second))
@@ -763,7 +783,7 @@ func TestDoContext(t *testing.T) {
 		})
 	})
 	t.Run("a deadline the next wait would reach returns at once", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
+		bubble(t, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			// The wait is min(Max, 1s + draw) = 1s: it would end at the deadline.
@@ -781,7 +801,7 @@ func TestDoContext(t *testing.T) {
 		})
 	})
 	t.Run("a wait that fits before the deadline is taken", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
+		bubble(t, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			r := newRecorder(hint(time.Second - 2))
@@ -791,7 +811,7 @@ func TestDoContext(t *testing.T) {
 		})
 	})
 	t.Run("a per-attempt timeout is retried while ctx lives", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
+		bubble(t, func(t *testing.T) {
 			calls := 0
 			err := retry.Do(context.Background(), retry.Policy{}, func(ctx context.Context) error {
 				calls++
@@ -853,7 +873,7 @@ func TestStopMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
 				ctx, cancel := tt.ctx()
 				defer cancel()
 				p := retry.Policy{Base: time.Hour, Max: time.Hour}
@@ -983,7 +1003,7 @@ func TestDoPanicPropagates(t *testing.T) {
 }
 
 func TestDoValue(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bubble(t, func(t *testing.T) {
 		calls := 0
 		v, err := retry.DoValue(context.Background(), retry.Policy{}, func(context.Context) (string, error) {
 			calls++
@@ -1184,7 +1204,7 @@ type fleetResult struct {
 // at the same instant, in virtual time, and reports what the server saw.
 func runFleet(t *testing.T, clients int, do func(fn func(context.Context) error) error) fleetResult {
 	var res fleetResult
-	synctest.Test(t, func(t *testing.T) {
+	bubble(t, func(t *testing.T) {
 		s := &recovering{outage: 2 * time.Second, slot: 10 * time.Millisecond, capacity: 50,
 			start: time.Now(), perSlot: map[int]int{}, accepted: map[int]int{}}
 		var wg sync.WaitGroup
@@ -1311,7 +1331,7 @@ func FuzzDo(f *testing.F) {
 		if !cancelable && effMax > 200*365*24*time.Hour/time.Duration(len(script)+1) {
 			t.Skip("the waits could pass the end of the bubble's clock")
 		}
-		synctest.Test(t, func(t *testing.T) {
+		bubble(t, func(t *testing.T) {
 			ctx := context.Background()
 			if cancelable {
 				var cancel context.CancelFunc
@@ -1415,4 +1435,15 @@ func TestGetRetriesTransientStatuses(t *testing.T) {
 			t.Errorf("Do() = %v after %d calls, want HTTP 503 after 1", err, calls.Load())
 		}
 	})
+}
+
+// bubble runs f in a synctest bubble, where time is virtual. The timer
+// semantics before Go 1.23 (GODEBUG=asynctimerchan=1), under which CI also
+// runs the real-clock tests, have no bubbles: there it skips t.
+func bubble(t *testing.T, f func(*testing.T)) {
+	t.Helper()
+	if strings.Contains(os.Getenv("GODEBUG"), "asynctimerchan=1") {
+		t.Skip("synctest needs the timer semantics of Go 1.23 and later")
+	}
+	synctest.Test(t, f)
 }
