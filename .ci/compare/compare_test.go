@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+
+// Package compare holds the evidence behind README.md's comparison with other
+// Go retry libraries, in a module of its own so that the retry module
+// requires nothing.
+//
+//   - cenkalti_test.go, avast_test.go, sethvargo_test.go and failsafe_test.go
+//     hold one probe for each cell of the comparison table about that
+//     library, named after the row it settles: TestCenkaltiDeadlineAware
+//     settles the "deadline-aware" cell of cenkalti/backoff. Each asserts
+//     what the library does at the version go.mod pins, so a cell that stops
+//     being true fails CI.
+//   - bench_test.go measures the overhead of each library side by side, and
+//     counts allocations.
+//   - db_test.go retries serialization failures against a real PostgreSQL.
+//   - fleet_test.go runs a fleet of clients against an HTTP server on
+//     loopback, on the real clock.
+//
+// Run from this directory:
+//
+//	go test ./...                             # the probes
+//	go test -run '^$' -bench . -benchmem     # the overhead table
+//	PGURL=... go test -run Database -v        # the database table
+//	go test -run FleetRealNetwork -v         # the fleet on a real network
+package compare
+
+import (
+	"errors"
+	"runtime"
+	"testing"
+	"time"
+)
+
+var (
+	errBoom = errors.New("boom")
+	errStop = errors.New("shutting down")
+)
+
+// hourHint is an error that carries a server's hint to wait an hour, in the
+// form this package reads.
+type hourHint struct{}
+
+func (hourHint) Error() string             { return "retry after 1h" }
+func (hourHint) RetryAfter() time.Duration { return time.Hour }
+
+// amd64 skips t unless it runs on amd64: converting an out-of-range float to
+// an integer, which some probes rely on, is left by the Go spec to the
+// implementation, and the README reports what amd64 does.
+func amd64(t *testing.T) {
+	t.Helper()
+	if runtime.GOARCH != "amd64" {
+		t.Skipf("the probe settles what amd64 does; this is %s", runtime.GOARCH)
+	}
+}
+
+// recorder is an operation that fails with the errors of errs in turn and
+// then succeeds, and records when it was called.
+type recorder struct {
+	errs  []error
+	start time.Time
+	at    []time.Duration
+}
+
+func newRecorder(errs ...error) *recorder { return &recorder{errs: errs, start: time.Now()} }
+
+func (r *recorder) call() error {
+	r.at = append(r.at, time.Since(r.start))
+	if n := len(r.at); n <= len(r.errs) {
+		return r.errs[n-1]
+	}
+	return nil
+}
+
+func (r *recorder) calls() int { return len(r.at) }
+
+// waits returns the time between calls.
+func (r *recorder) waits() []time.Duration {
+	var w []time.Duration
+	for i := 1; i < len(r.at); i++ {
+		w = append(w, r.at[i]-r.at[i-1])
+	}
+	return w
+}
+
+// fails returns n copies of err.
+func fails(n int, err error) []error {
+	errs := make([]error, n)
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
+}

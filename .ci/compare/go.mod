@@ -1,0 +1,17 @@
+module retry.compare
+
+go 1.25
+
+replace github.com/bfc42b4f/retry => ../..
+
+require (
+	github.com/avast/retry-go/v4 v4.7.0
+	github.com/cenkalti/backoff/v5 v5.0.3
+	github.com/failsafe-go/failsafe-go v0.9.8
+	github.com/sethvargo/go-retry v0.5.0
+)
+
+require (
+	github.com/bits-and-blooms/bitset v1.24.4 // indirect
+	github.com/influxdata/tdigest v0.0.1 // indirect
+)
