@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+
+package compare
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	avast "github.com/avast/retry-go/v4"
+	"github.com/bfc42b4f/retry"
+	"github.com/cenkalti/backoff/v5"
+	"github.com/failsafe-go/failsafe-go"
+	"github.com/failsafe-go/failsafe-go/retrypolicy"
+	sethvargo "github.com/sethvargo/go-retry"
+)
+
+// A library is one way to call an operation with retries, built the way the
+// library's README shows, with waits of 1ns so that its own cost shows.
+type library struct {
+	name string
+	// setup says what each call builds, for the README's table.
+	setup string
+	do    func(ctx context.Context, op func(context.Context) error) error
+}
+
+// requestKey is the key of the value a request-like ctx carries.
+type requestKey struct{}
+
+// requestContext returns a ctx like the one net/http hands a handler: one
+// that can be canceled and carries a value.
+func requestContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	return context.WithValue(ctx, requestKey{}, "request-id"), cancel
+}
+
+// failsafePolicy is built once: a failsafe RetryPolicy is safe to share.
+var failsafePolicy = retrypolicy.NewBuilder[any]().WithBackoff(1, 1).WithMaxRetries(4).Build()
+
+var libraries = []library{
+	{"direct call of fn", "none", func(ctx context.Context, op func(context.Context) error) error {
+		return op(ctx)
+	}},
+	{"this package", "a Policy value, nothing built", func(ctx context.Context, op func(context.Context) error) error {
+		return retry.Do(ctx, retry.Policy{Attempts: 5, Base: 1, Max: 1}, op)
+	}},
+	{"cenkalti/backoff v5", "an ExponentialBackOff and 2 options per call", func(ctx context.Context, op func(context.Context) error) error {
+		b := &backoff.ExponentialBackOff{InitialInterval: 1, RandomizationFactor: 0.5, Multiplier: 1.5, MaxInterval: 1}
+		_, err := backoff.Retry(ctx, func() (struct{}, error) { return struct{}{}, op(ctx) },
+			backoff.WithBackOff(b), backoff.WithMaxTries(5))
+		return err
+	}},
+	{"avast/retry-go v4", "4 options per call", func(ctx context.Context, op func(context.Context) error) error {
+		return avast.Do(func() error { return op(ctx) },
+			avast.Context(ctx), avast.Attempts(5), avast.Delay(1), avast.MaxJitter(1))
+	}},
+	{"sethvargo/go-retry", "an Exponential backoff and a WithMaxRetries per call", func(ctx context.Context, op func(context.Context) error) error {
+		return sethvargo.Do(ctx, sethvargo.WithMaxRetries(4, sethvargo.NewExponential(1)), func(ctx context.Context) error {
+			if err := op(ctx); err != nil {
+				return sethvargo.RetryableError(err)
+			}
+			return nil
+		})
+	}},
+	{"failsafe-go", "a RetryPolicy built once, an executor per call", func(ctx context.Context, op func(context.Context) error) error {
+		return failsafe.With[any](failsafePolicy).WithContext(ctx).Run(func() error { return op(ctx) })
+	}},
+}
+
+func succeed(context.Context) error { return nil }
+
+// failTwice returns an operation that fails twice, then succeeds, over and
+// over.
+func failTwice() func(context.Context) error {
+	calls := 0
+	return func(context.Context) error {
+		if calls++; calls%3 != 0 {
+			return errBoom
+		}
+		return nil
+	}
+}
+
+// BenchmarkFirstTry measures a call that succeeds at once, with a ctx that
+// can never be canceled and with a request-like ctx.
+func BenchmarkFirstTry(b *testing.B) {
+	request, cancel := requestContext()
+	defer cancel()
+	for _, ctx := range []struct {
+		name string
+		ctx  context.Context
+	}{{"background", context.Background()}, {"request", request}} {
+		for _, lib := range libraries {
+			b.Run(ctx.name+"/"+lib.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := lib.do(ctx.ctx, succeed); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkTwoFailures measures a call that fails twice, then succeeds, with
+// waits of at most 1ns, with a ctx that can never be canceled.
+func BenchmarkTwoFailures(b *testing.B) {
+	for _, lib := range libraries[1:] {
+		b.Run(lib.name, func(b *testing.B) {
+			op := failTwice()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := lib.do(context.Background(), op); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestAllocationsFirstTrySuccess settles the "allocations, first-try
+// success" row: what each library allocates for a call that succeeds at
+// once with context.Background(), built as its README shows (the setups
+// above), and built once where the library allows it.
+func TestAllocationsFirstTrySuccess(t *testing.T) {
+	want := map[string]float64{
+		"direct call of fn":   0,
+		"this package":        0,
+		"cenkalti/backoff v5": 4,
+		"avast/retry-go v4":   4,
+		"sethvargo/go-retry":  3,
+		"failsafe-go":         18,
+	}
+	for _, lib := range libraries {
+		if n := testing.AllocsPerRun(100, func() { lib.do(context.Background(), succeed) }); n != want[lib.name] {
+			t.Errorf("%s (%s): %v allocations, want %v", lib.name, lib.setup, n, want[lib.name])
+		}
+	}
+	ctx := context.Background()
+	once := []struct {
+		name string
+		do   func()
+		want float64
+	}{
+		{"cenkalti/backoff v5, no options", func() {
+			backoff.Retry(ctx, func() (struct{}, error) { return struct{}{}, nil })
+		}, 3},
+		{"sethvargo/go-retry, a bare NewConstant built once", func() {
+			sethvargo.Do(ctx, constant, succeed)
+		}, 0},
+		{"failsafe-go, a RetryPolicy and executor built once", func() {
+			failsafeExecutor.Run(func() error { return nil })
+		}, 14},
+	}
+	for _, o := range once {
+		if n := testing.AllocsPerRun(100, o.do); n != o.want {
+			t.Errorf("%s: %v allocations, want %v", o.name, n, o.want)
+		}
+	}
+}
+
+var (
+	constant         = sethvargo.NewConstant(time.Nanosecond)
+	failsafeExecutor = failsafe.With[any](failsafePolicy)
+)

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+
+package compare
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bfc42b4f/retry"
+)
+
+// recovering is an HTTP handler that answers 503 to every call during an
+// outage, then 200 to at most capacity calls in each slot of time, and 503
+// to the rest.
+type recovering struct {
+	outage, slot time.Duration
+	capacity     int
+
+	mu       sync.Mutex
+	start    time.Time
+	calls    int
+	after    int
+	perSlot  map[int]int
+	accepted map[int]int
+	lastOK   time.Duration
+}
+
+func (s *recovering) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ok := s.admit()
+	s.mu.Unlock()
+	if !ok {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// admit counts a call and reports whether it is accepted.
+func (s *recovering) admit() bool {
+	s.calls++
+	now := time.Since(s.start)
+	if now < s.outage {
+		return false
+	}
+	s.after++
+	slot := int((now - s.outage) / s.slot)
+	s.perSlot[slot]++
+	if s.accepted[slot] == s.capacity {
+		return false
+	}
+	s.accepted[slot]++
+	s.lastOK = max(s.lastOK, now)
+	return true
+}
+
+// fleet is what a fleet of clients did to a recovering server.
+type fleet struct {
+	calls, after, peak int
+	drain              time.Duration
+}
+
+// runFleetRealNetwork starts clients that each call do with an fn that GETs
+// from one recovering server on loopback, all at once, on the real clock.
+func runFleetRealNetwork(t *testing.T, clients int, do func(fn func(context.Context) error) error) fleet {
+	s := &recovering{outage: 2 * time.Second, slot: 10 * time.Millisecond, capacity: 50,
+		perSlot: map[int]int{}, accepted: map[int]int{}}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+	defer client.CloseIdleConnections()
+	get := func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		if err != nil {
+			return retry.Permanent(err)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET: %s", resp.Status)
+		}
+		return nil
+	}
+	s.start = time.Now()
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := do(get); err != nil {
+				t.Errorf("client: %v, want success", err)
+			}
+		}()
+	}
+	wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := fleet{calls: s.calls, after: s.after, drain: s.lastOK - s.outage}
+	for _, n := range s.perSlot {
+		f.peak = max(f.peak, n)
+	}
+	return f
+}
+
+// TestFleetRealNetwork runs the README's fleet on the real clock against an
+// HTTP server on loopback: 1,000 clients, a 2s outage, then at most 50
+// calls per 10ms. It compares Do with a loop that waits exactly
+// min(Max, Base·2ⁿ), whose clients start in lockstep but drift apart as
+// real scheduling and queueing spread them.
+func TestFleetRealNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a run of about 15s")
+	}
+	p := retry.Policy{Attempts: 1000, Base: 10 * time.Millisecond, Max: 2 * time.Second}
+	jittered := runFleetRealNetwork(t, 1000, func(fn func(context.Context) error) error {
+		return retry.Do(context.Background(), p, fn)
+	})
+	baseline := runFleetRealNetwork(t, 1000, func(fn func(context.Context) error) error {
+		for n := 0; ; n++ {
+			err := fn(context.Background())
+			if err == nil || n+1 == p.Attempts {
+				return err
+			}
+			time.Sleep(min(p.Max, p.Base<<min(n, 20)))
+		}
+	})
+	for _, r := range []struct {
+		name string
+		fleet
+	}{{"full jitter (Do)", jittered}, {"no jitter", baseline}} {
+		t.Logf("%-16s calls %5d, after recovery %5d, peak per 10ms slot %4d, drained %v after recovery",
+			r.name, r.calls, r.after, r.peak, r.drain.Round(10*time.Millisecond))
+	}
+	if jittered.after*3 > baseline.after*2 {
+		t.Errorf("Do made %d calls after recovery, want under two thirds of the baseline's %d", jittered.after, baseline.after)
+	}
+	if jittered.peak*2 > baseline.peak {
+		t.Errorf("Do's peak is %d calls in a slot, want under half the baseline's %d", jittered.peak, baseline.peak)
+	}
+	if jittered.drain*2 > baseline.drain {
+		t.Errorf("Do drained in %v, want under half the baseline's %v", jittered.drain, baseline.drain)
+	}
+}
