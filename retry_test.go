@@ -1226,15 +1226,15 @@ func runFleet(t *testing.T, clients int, do func(fn func(context.Context) error)
 	return res
 }
 
-// TestFleet shows what full jitter does for a service that comes back
-// from an outage: 1,000 clients retry against it with Do, and with a loop
-// that waits exactly min(Max, Base·2ⁿ), as a baseline.
-func TestFleet(t *testing.T) {
+// fleets runs 1,000 clients against one recovering server twice, in
+// virtual time: with Do, and with a loop that waits exactly
+// min(Max, Base·2ⁿ), as a baseline.
+func fleets(t *testing.T) (jittered, baseline fleetResult) {
 	p := retry.Policy{Attempts: 1000, Base: 10 * time.Millisecond, Max: 2 * time.Second}
-	jittered := runFleet(t, 1000, func(fn func(context.Context) error) error {
+	jittered = runFleet(t, 1000, func(fn func(context.Context) error) error {
 		return retry.Do(context.Background(), p, fn)
 	})
-	baseline := runFleet(t, 1000, func(fn func(context.Context) error) error {
+	baseline = runFleet(t, 1000, func(fn func(context.Context) error) error {
 		for n := 0; ; n++ {
 			err := fn(context.Background())
 			if err == nil || n+1 == p.Attempts {
@@ -1243,6 +1243,13 @@ func TestFleet(t *testing.T) {
 			time.Sleep(min(p.Max, p.Base<<min(n, 20)))
 		}
 	})
+	return jittered, baseline
+}
+
+// TestFleet shows what full jitter does for a service that comes back
+// from an outage.
+func TestFleet(t *testing.T) {
+	jittered, baseline := fleets(t)
 	for _, r := range []struct {
 		name string
 		fleetResult
@@ -1258,6 +1265,87 @@ func TestFleet(t *testing.T) {
 	}
 	if jittered.peak >= 50 {
 		t.Errorf("Do's peak is %d calls in a slot, want below the capacity of 50", jittered.peak)
+	}
+}
+
+// TestTour is the README's first command, go test -run Tour -v: it shows
+// the package at work, in plain text, and checks what it shows.
+func TestTour(t *testing.T) {
+	say := func(format string, args ...any) {
+		if testing.Verbose() {
+			fmt.Printf(format+"\n", args...)
+		}
+	}
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+
+	say("\n1. A call that fails twice, then succeeds, with the zero Policy (4 attempts,")
+	say("   waits drawn from [0, 100ms], then [0, 200ms]), on the real clock:")
+	start, last, attempt := time.Now(), time.Now(), 0
+	err := retry.Do(context.Background(), retry.Policy{}, func(ctx context.Context) error {
+		attempt++
+		if attempt == 1 {
+			say("   attempt 1 at 0ms")
+		} else {
+			say("   attempt %d at %v, after a wait of %v drawn from [0, %v]",
+				attempt, ms(time.Since(start)), ms(time.Since(last)), 100*time.Millisecond<<(attempt-2))
+		}
+		last = time.Now()
+		if attempt < 3 {
+			say("     -> connection refused")
+			return errors.New("connection refused")
+		}
+		say("     -> ok")
+		return nil
+	})
+	say("   Do returned %v after %d attempts", err, attempt)
+	if err != nil || attempt != 3 {
+		t.Errorf("Do() = %v after %d attempts, want nil after 3", err, attempt)
+	}
+
+	say("\n2. A permanent error stops Do at once:")
+	attempt = 0
+	notFound := errors.New("GET /users/7: 404 Not Found")
+	err = retry.Do(context.Background(), retry.Policy{}, func(ctx context.Context) error {
+		attempt++
+		say("   attempt %d -> %v, marked retry.Permanent", attempt, notFound)
+		return retry.Permanent(notFound)
+	})
+	say("   Do returned %q after %d attempt, without a wait", err, attempt)
+	if err != notFound || attempt != 1 {
+		t.Errorf("Do() = %v after %d attempts, want %v after 1", err, attempt, notFound)
+	}
+
+	say("\n3. A cancel during a wait returns at once, keeping the cause and the last error:")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	shutdown := errors.New("shutting down")
+	time.AfterFunc(50*time.Millisecond, func() { cancel(shutdown) })
+	start = time.Now()
+	err = retry.Do(ctx, retry.Policy{Max: time.Minute}, func(ctx context.Context) error {
+		say("   attempt 1 -> HTTP 503 with Retry-After: 30; the wait is drawn from [30s, 30.1s];")
+		say("   ctx is canceled at 50ms")
+		return &statusError{code: http.StatusServiceUnavailable, retryAfter: 30 * time.Second}
+	})
+	say("   Do returned after %v: %v", ms(time.Since(start)), err)
+	say("   errors.Is(err, context.Canceled) = %t, errors.Is(err, cause) = %t",
+		errors.Is(err, context.Canceled), errors.Is(err, shutdown))
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, shutdown) || !strings.HasSuffix(err.Error(), "last error: HTTP 503") {
+		t.Errorf("Do() = %v, want it to match %v and %v and end with the last error", err, context.Canceled, shutdown)
+	}
+
+	say("\n4. A fleet: 1,000 clients against a service that is down for 2s, then takes")
+	say("   50 calls per 10ms; Policy{Attempts: 1000, Base: 10ms, Max: 2s}; in virtual time:")
+	jittered, baseline := fleets(t)
+	say("   %-22s %20s %20s %22s", "", "calls after recovery", "peak calls per 10ms", "drained after recovery")
+	for _, r := range []struct {
+		name string
+		fleetResult
+	}{{"full jitter (retry.Do)", jittered}, {"no jitter", baseline}} {
+		say("   %-22s %20d %20d %22v", r.name, r.after, r.peak, ms(r.drain))
+	}
+	say("")
+	if jittered.after >= baseline.after {
+		t.Errorf("Do made %d calls after recovery, want fewer than the baseline's %d", jittered.after, baseline.after)
 	}
 }
 
