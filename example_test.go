@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -301,4 +302,79 @@ func ExampleDo_deadline() {
 	// Output:
 	// retry: the next wait would pass the context deadline; last error: HTTP 429
 	// true <nil>
+}
+
+// A retryBudget allows a retry only while retries stay under a tenth of the
+// calls made, plus a floor of 3 so that a client that has just started can
+// still retry; it is shared by all calls to one dependency. It is the
+// per-client retry budget of the Google SRE book, and close to gRPC's retry
+// throttling. A real one counts over a sliding window, say the last minute,
+// so that an old burst of calls does not fund retries forever.
+type retryBudget struct {
+	mu             sync.Mutex
+	calls, retries int
+}
+
+// call records a first attempt.
+func (b *retryBudget) call() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls++
+}
+
+// retry reports whether a retry fits in the budget, and spends it if so.
+func (b *retryBudget) retry() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.retries >= 3+b.calls/10 {
+		return false
+	}
+	b.retries++
+	return true
+}
+
+// errBudget is what a call returns when the budget refuses a retry.
+var errBudget = errors.New("retry budget spent")
+
+// callWithBudget calls dep with retries, consulting budget inside fn before
+// every attempt but the first. A refusal stops Do with the last error.
+func callWithBudget(ctx context.Context, budget *retryBudget, dep func(context.Context) error) (attempts int, err error) {
+	var last error
+	err = retry.Do(ctx, retry.Policy{Base: time.Millisecond}, func(ctx context.Context) error {
+		if attempts++; attempts == 1 {
+			budget.call()
+		} else if !budget.retry() {
+			attempts--
+			return retry.Permanent(fmt.Errorf("%w: %w", errBudget, last))
+		}
+		last = dep(ctx)
+		return last
+	})
+	return attempts, err
+}
+
+// Retries of calls to a dependency that is down multiply the load on it: the
+// zero Policy turns each call into 4 attempts. A budget shared by all calls
+// to the dependency, kept one layer up and consulted inside fn, lets the
+// first calls retry and then stops retries, so that every further call
+// costs the dependency one attempt, not four.
+func ExampleDo_budget() {
+	down := func(context.Context) error { return errors.New("503 service unavailable") }
+	budget := &retryBudget{}
+	total := 0
+	for call := 1; call <= 20; call++ {
+		attempts, err := callWithBudget(context.Background(), budget, down)
+		total += attempts
+		if call <= 3 || call == 10 || call == 20 {
+			fmt.Printf("call %2d, attempts %d: %v\n", call, attempts, err)
+		}
+	}
+	fmt.Printf("20 calls cost the dependency %d attempts; without the budget, %d\n", total, 20*4)
+	// Output:
+	// call  1, attempts 4: 503 service unavailable
+	// call  2, attempts 1: retry budget spent: 503 service unavailable
+	// call  3, attempts 1: retry budget spent: 503 service unavailable
+	// call 10, attempts 2: retry budget spent: 503 service unavailable
+	// call 20, attempts 2: retry budget spent: 503 service unavailable
+	// 20 calls cost the dependency 25 attempts; without the budget, 80
 }

@@ -104,18 +104,25 @@ func BenchmarkFirstTry(b *testing.B) {
 }
 
 // BenchmarkTwoFailures measures a call that fails twice, then succeeds, with
-// waits of at most 1ns, with a ctx that can never be canceled.
+// waits of at most 1ns, with the same two contexts.
 func BenchmarkTwoFailures(b *testing.B) {
-	for _, lib := range libraries[1:] {
-		b.Run(lib.name, func(b *testing.B) {
-			op := failTwice()
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := lib.do(context.Background(), op); err != nil {
-					b.Fatal(err)
+	request, cancel := requestContext()
+	defer cancel()
+	for _, ctx := range []struct {
+		name string
+		ctx  context.Context
+	}{{"background", context.Background()}, {"request", request}} {
+		for _, lib := range libraries[1:] {
+			b.Run(ctx.name+"/"+lib.name, func(b *testing.B) {
+				op := failTwice()
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := lib.do(ctx.ctx, op); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
