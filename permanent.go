@@ -12,7 +12,7 @@ import (
 // [errors.Join], Do returns err, the error given to Permanent, at once. With
 // several markers in one tree, the first that [errors.Is] would visit counts.
 //
-// Do never returns an error that would stop another Do, so a Do that encloses
+// Do never returns a marker that another Do would see, so a Do that encloses
 // another Do keeps retrying its own operation. When err itself holds a marker,
 // as in Permanent(fmt.Errorf("load user: %w", err)) where err came from a
 // helper that marks its own errors, Do returns err behind a wrapper that has

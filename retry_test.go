@@ -352,14 +352,7 @@ func TestDelay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var top time.Duration
-			for range 64 {
-				d := tt.p.Delay(tt.n)
-				if d < 0 || d > tt.ceiling {
-					t.Fatalf("Delay(%d) = %v, want within [0, %v]", tt.n, d, tt.ceiling)
-				}
-				top = max(top, d)
-			}
+			top := largestDelay(t, tt.p, tt.n, tt.ceiling, 64)
 			// 64 draws all in the lower half has a chance of 2⁻⁶⁴, so this
 			// fails only for a ceiling below the one wanted.
 			if top < tt.ceiling/2 {
@@ -367,6 +360,21 @@ func TestDelay(t *testing.T) {
 			}
 		})
 	}
+}
+
+// largestDelay draws p.Delay(n) the given number of times, fails t if a draw
+// is outside [0, c], and returns the largest.
+func largestDelay(t *testing.T, p retry.Policy, n int, c time.Duration, draws int) time.Duration {
+	t.Helper()
+	var top time.Duration
+	for range draws {
+		d := p.Delay(n)
+		if d < 0 || d > c {
+			t.Fatalf("%+v.Delay(%d) = %v, want within [0, %v]", p, n, d, c)
+		}
+		top = max(top, d)
+	}
+	return top
 }
 
 // TestDelayCeilingIsExact draws nanosecond waits, whose whole range can be
@@ -391,15 +399,7 @@ func TestDelayCeilingIsExact(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var top time.Duration
-			for range 2000 {
-				d := tt.p.Delay(tt.n)
-				if d < 0 || d > tt.c {
-					t.Fatalf("Delay(%d) = %v, want within [0, %v]", tt.n, d, tt.c)
-				}
-				top = max(top, d)
-			}
-			if top != tt.c {
+			if top := largestDelay(t, tt.p, tt.n, tt.c, 2000); top != tt.c {
 				t.Errorf("largest of 2000 Delay(%d) = %v, want %v", tt.n, top, tt.c)
 			}
 		})
@@ -411,15 +411,7 @@ func TestDelayCeilingIsExact(t *testing.T) {
 // 100ms] with a chance of 0.99²⁰⁰⁰⁰, 2e-88. A Base of 101ms would put a draw
 // above 100ms with the same certainty.
 func TestDefaultBase(t *testing.T) {
-	var top time.Duration
-	for range 20000 {
-		d := retry.Policy{Max: 101 * time.Millisecond}.Delay(0)
-		if d > 100*time.Millisecond {
-			t.Fatalf("Delay(0) = %v, want at most the default Base of 100ms", d)
-		}
-		top = max(top, d)
-	}
-	if top <= 99*time.Millisecond {
+	if top := largestDelay(t, retry.Policy{Max: 101 * time.Millisecond}, 0, 100*time.Millisecond, 20000); top <= 99*time.Millisecond {
 		t.Errorf("largest of 20000 Delay(0) = %v, want above 99ms", top)
 	}
 }
@@ -1073,11 +1065,13 @@ func TestAllocs(t *testing.T) {
 	}
 	// A fresh ctx per call, as a server hands each request, has no Done
 	// channel until Do asks for one: one more object than the timer's 3.
+	// A hint of Max makes the wait exactly 1µs: a draw of 0 would skip it.
+	var maxHint error = hint(time.Microsecond)
 	fresh := func(do bool) func() {
 		return func() {
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
-			fn := failOnce()
+			fn := failOnce(maxHint)
 			if do {
 				if err := retry.Do(ctx, p, fn); err != nil {
 					t.Fatalf("Do() = %v, want nil", err)
@@ -1090,12 +1084,13 @@ func TestAllocs(t *testing.T) {
 	}
 }
 
-// failOnce returns an fn that fails on its first call and succeeds after.
-func failOnce() func(context.Context) error {
+// failOnce returns an fn that fails with err on its first call and succeeds
+// after.
+func failOnce(err error) func(context.Context) error {
 	calls := 0
 	return func(context.Context) error {
 		if calls++; calls == 1 {
-			return errBoom
+			return err
 		}
 		return nil
 	}

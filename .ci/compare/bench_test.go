@@ -81,15 +81,23 @@ func failTwice() func(context.Context) error {
 	}
 }
 
-// BenchmarkFirstTry measures a call that succeeds at once, with a ctx that
-// can never be canceled and with a request-like ctx.
-func BenchmarkFirstTry(b *testing.B) {
+// contexts are the two contexts the benchmarks run with: one that can never
+// be canceled, and a request-like one.
+func contexts(b *testing.B) []struct {
+	name string
+	ctx  context.Context
+} {
 	request, cancel := requestContext()
-	defer cancel()
-	for _, ctx := range []struct {
+	b.Cleanup(cancel)
+	return []struct {
 		name string
 		ctx  context.Context
-	}{{"background", context.Background()}, {"request", request}} {
+	}{{"background", context.Background()}, {"request", request}}
+}
+
+// BenchmarkFirstTry measures a call that succeeds at once.
+func BenchmarkFirstTry(b *testing.B) {
+	for _, ctx := range contexts(b) {
 		for _, lib := range libraries {
 			b.Run(ctx.name+"/"+lib.name, func(b *testing.B) {
 				b.ReportAllocs()
@@ -104,14 +112,9 @@ func BenchmarkFirstTry(b *testing.B) {
 }
 
 // BenchmarkTwoFailures measures a call that fails twice, then succeeds, with
-// waits of at most 1ns, with the same two contexts.
+// waits of at most 1ns.
 func BenchmarkTwoFailures(b *testing.B) {
-	request, cancel := requestContext()
-	defer cancel()
-	for _, ctx := range []struct {
-		name string
-		ctx  context.Context
-	}{{"background", context.Background()}, {"request", request}} {
+	for _, ctx := range contexts(b) {
 		for _, lib := range libraries[1:] {
 			b.Run(ctx.name+"/"+lib.name, func(b *testing.B) {
 				op := failTwice()

@@ -261,7 +261,12 @@ func TestDatabase(t *testing.T) {
 	results := runTrials(t, pool, ss)
 	t.Logf("%d clients, pause %v, Base %v, cap %v, median of %d trials in rotated order:",
 		*dbClients, *dbPause, *dbBase, *dbCap, *dbTrials)
-	t.Logf("| strategy | attempts | per client | time to the last commit | all trials (attempts / time) |")
+	logTable(t, "strategy", ss, results)
+}
+
+// logTable logs the results of each strategy as a Markdown table.
+func logTable(t *testing.T, first string, ss []strategy, results [][]dbResult) {
+	t.Logf("| %s | attempts | per client | time to the last commit | all trials (attempts / time) |", first)
 	t.Logf("| --- | --- | --- | --- | --- |")
 	for i, s := range ss {
 		attempts, finish := summary(slices.Clone(results[i]))
@@ -277,18 +282,12 @@ func TestDatabaseBase(t *testing.T) {
 	var ss []strategy
 	for _, base := range []time.Duration{time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond} {
 		s := strategies(base, *dbCap)[0]
-		s.name = "Base " + base.String()
+		s.name = base.String()
 		ss = append(ss, s)
 	}
 	results := runTrials(t, pool, ss)
 	t.Logf("retry.Do, %d clients, pause %v, Max %v, median of %d trials in rotated order:", *dbClients, *dbPause, *dbCap, *dbTrials)
-	t.Logf("| Base | attempts | per client | time to the last commit | all trials (attempts / time) |")
-	t.Logf("| --- | --- | --- | --- | --- |")
-	for i, s := range ss {
-		attempts, finish := summary(slices.Clone(results[i]))
-		t.Logf("| %s | %d | %.1f | %v | %s |", s.name, attempts, float64(attempts)/float64(*dbClients),
-			finish.Round(time.Millisecond), trials(results[i]))
-	}
+	logTable(t, "Base", ss, results)
 }
 
 func trials(rs []dbResult) string {
