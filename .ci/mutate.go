@@ -16,12 +16,18 @@
 // the change cannot be observed. A line number would break with every edit
 // elsewhere; the line's text does not.
 //
+// Changes that no single token makes, such as a call left out or max(h, d)
+// for h + d, are listed by hand in a second file, in the same form: the
+// file, the line as it is and as it becomes, and what the change breaks.
+// Each must be killed.
+//
 // Run from the repository root:
 //
 //	go run .ci/mutate.go
 //
 // It exits 1 if a mutant that is not listed lives, if a listed one is killed
-// or no longer exists (the list is stale), or if the tests fail unmutated.
+// or no longer exists (the list is stale), if a by-hand one is not killed or
+// its line is gone, or if the tests fail unmutated.
 package main
 
 import (
@@ -32,9 +38,11 @@ import (
 	"fmt"
 	"go/scanner"
 	"go/token"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +51,7 @@ import (
 
 var (
 	listFile = flag.String("equivalent", ".ci/mutants-equivalent.txt", "the list of equivalent mutants")
+	handFile = flag.String("byhand", ".ci/mutants-by-hand.txt", "the list of mutants written by hand")
 	timeout  = flag.Duration("timeout", 30*time.Second, "the longest one test run of a mutant may take")
 	workers  = flag.Int("workers", 2, "mutants tested at once")
 	skip     = flag.String("skip", "^ExampleDo_http$", "tests not run for each mutant, as go test -skip takes them")
@@ -69,6 +78,7 @@ type mutant struct {
 	line     int
 	from, to string // the trimmed source line before and after the change
 	src      []byte // the whole mutated file
+	byHand   bool   // from the by-hand list, so it must compile and die
 }
 
 func (m mutant) key() string { return m.file + "\t" + m.from + "\t" + m.to }
@@ -87,6 +97,17 @@ func main() {
 			fail(err)
 		}
 		mutants = append(mutants, ms...)
+	}
+	byHand, err := readList(*handFile)
+	if err != nil {
+		fail(err)
+	}
+	for _, key := range slices.Sorted(maps.Keys(byHand)) {
+		m, err := handMutant(key)
+		if err != nil {
+			fail(fmt.Errorf("%s: %v", *handFile, err))
+		}
+		mutants = append(mutants, m)
 	}
 	dirs := make([]string, *workers)
 	for i := range dirs {
@@ -124,6 +145,9 @@ func main() {
 		_, listed := equivalent[m.key()]
 		delete(equivalent, m.key())
 		switch {
+		case m.byHand && r != "killed":
+			r += ", but written by hand to be killed"
+			bad++
 		case r == "lived" && listed:
 			r = "equivalent"
 		case r == "lived":
@@ -139,10 +163,10 @@ func main() {
 		log("stale entry in %s, no such mutant: %q", *listFile, k)
 		bad++
 	}
-	log("\n%d mutants: %d killed, %d not compiling, %d equivalent (listed), %d lived",
-		len(mutants), count["killed"], count["no-compile"], count["equivalent"], count["lived"])
+	log("\n%d mutants (%d by hand): %d killed, %d not compiling, %d equivalent (listed), %d lived",
+		len(mutants), len(byHand), count["killed"], count["no-compile"], count["equivalent"], count["lived"])
 	if bad > 0 {
-		log("FAIL: %d mutants lived that are not listed as equivalent, or the list is stale", bad)
+		log("FAIL: %d problems: mutants that lived unlisted, by-hand mutants not killed, or stale entries", bad)
 		os.Exit(1)
 	}
 	log("ok: every mutant that compiles is killed or listed as equivalent")
@@ -212,6 +236,34 @@ func mutate(name string) ([]mutant, error) {
 		}
 	}
 	return ms, nil
+}
+
+// handMutant returns the mutant that a line of the by-hand list describes,
+// keyed as mutant.key: the one line of the file that reads as before, trimmed,
+// changed to read as after.
+func handMutant(key string) (mutant, error) {
+	fields := strings.Split(key, "\t")
+	name, before, after := fields[0], fields[1], fields[2]
+	src, err := os.ReadFile(name)
+	if err != nil {
+		return mutant{}, err
+	}
+	lines := strings.SplitAfter(string(src), "\n")
+	found := -1
+	for i, l := range lines {
+		if strings.TrimSpace(l) == before {
+			if found >= 0 {
+				return mutant{}, fmt.Errorf("%s: %q stands on more than one line", name, before)
+			}
+			found = i
+		}
+	}
+	if found < 0 {
+		return mutant{}, fmt.Errorf("%s: no line reads %q", name, before)
+	}
+	l := lines[found]
+	lines[found] = l[:strings.Index(l, before)] + after + l[strings.Index(l, before)+len(before):]
+	return mutant{file: name, line: found + 1, from: before, to: after, src: []byte(strings.Join(lines, "")), byHand: true}, nil
 }
 
 // lineAt returns the line of src that holds offset off, trimmed.
