@@ -337,16 +337,17 @@ func (b *retryBudget) retry() bool {
 var errBudget = errors.New("retry budget spent")
 
 // callWithBudget calls dep with retries, consulting budget inside fn before
-// every attempt but the first. A refusal stops Do with the last error.
+// every attempt but the first, and returns how often it called dep. A
+// refusal stops Do with the last error.
 func callWithBudget(ctx context.Context, budget *retryBudget, dep func(context.Context) error) (attempts int, err error) {
 	var last error
 	err = retry.Do(ctx, retry.Policy{Base: time.Millisecond}, func(ctx context.Context) error {
-		if attempts++; attempts == 1 {
+		if attempts == 0 {
 			budget.call()
 		} else if !budget.retry() {
-			attempts--
 			return retry.Permanent(fmt.Errorf("%w: %w", errBudget, last))
 		}
+		attempts++
 		last = dep(ctx)
 		return last
 	})

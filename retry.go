@@ -17,9 +17,9 @@
 //     the last attempt, which returns fn's error unchanged. The zero
 //     [Policy] is valid: 4 attempts, Base 100ms, Max 10s.
 //   - An error wrapped with [Permanent] stops Do at once, and Do returns the
-//     error that was given to Permanent. An error with a method
-//     Retryable() bool that returns false stops Do too, which returns it
-//     unchanged.
+//     error that was given to Permanent, hiding any marker inside it from
+//     an enclosing Do. An error with a method Retryable() bool that returns
+//     false stops Do too, which returns it unchanged.
 //   - An error with a method RetryAfter() time.Duration, such as one made
 //     from an HTTP Retry-After header, makes the next wait at least that
 //     long, and at most Max, with the jitter drawn in the room between the
