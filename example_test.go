@@ -58,64 +58,71 @@ func ExampleDo_permanent() {
 	// not found: true
 }
 
-// errBadID is marked Permanent by the helper that finds it.
-var errBadID = retry.Permanent(errors.New("bad id"))
+// errBadID is a sentinel that callers compare with errors.Is. It is not
+// marked where it is defined: findUser marks it where it returns it.
+var errBadID = errors.New("bad id")
 
-// A marker stops the nearest Do only. When fn marks an error that already
-// holds a marker, Do keeps fn's context, and an enclosing Do that gets the
-// error goes on retrying its own operation.
+// findUser looks a user up, and marks the errors that no retry can mend.
+func findUser(id int) error {
+	return retry.Permanent(fmt.Errorf("user %d: %w", id, errBadID))
+}
+
+// A marker stops the nearest Do only. When the marker is deeper in fn's
+// error than fn's return, Do returns fn's whole error, context and all,
+// with the marker hidden, so an enclosing Do goes on retrying its own
+// operation.
 func ExamplePermanent() {
 	p := retry.Policy{Attempts: 3, Base: time.Millisecond}
+	inner := 0
 	loadUser := func(ctx context.Context) error {
 		return retry.Do(ctx, p, func(ctx context.Context) error {
-			return retry.Permanent(fmt.Errorf("load user: %w", errBadID))
+			inner++
+			return fmt.Errorf("load user: %w", findUser(7))
 		})
 	}
-	attempt := 0
+	outer := 0
 	err := retry.Do(context.Background(), p, func(ctx context.Context) error {
-		attempt++
+		outer++
 		return loadUser(ctx)
 	})
-	fmt.Println("outer attempts:", attempt)
+	fmt.Println("outer attempts:", outer, "inner attempts:", inner)
 	fmt.Println("err:", err)
+	fmt.Println("bad id:", errors.Is(err, errBadID))
 	// Output:
-	// outer attempts: 3
-	// err: load user: bad id
+	// outer attempts: 3 inner attempts: 3
+	// err: load user: user 7: bad id
+	// bad id: true
 }
 
-// statusError is an HTTP response that fn turned into an error. Its
-// RetryAfter method hands the server's Retry-After header to Do.
-type statusError struct {
-	code       int
-	retryAfter time.Duration
-}
-
-func (e *statusError) Error() string             { return "HTTP " + strconv.Itoa(e.code) }
-func (e *statusError) RetryAfter() time.Duration { return e.retryAfter }
-
-// parseRetryAfter reads a Retry-After header, in delta-seconds or as an
-// HTTP-date. It rejects what is not a wait: a negative number, a date in the
-// past, or neither form. A wait too long for a time.Duration saturates at the
-// longest one rather than being dropped: a server that asks for centuries
-// must not be retried at Base speed, and Do returns at once when a hint is
-// above Policy.Max.
-func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	if secs, err := strconv.ParseUint(v, 10, 64); err == nil {
-		if secs > math.MaxInt64/uint64(time.Second) {
-			return math.MaxInt64, true
+// After hands Do a server's hint without an error type of the caller's
+// own. A hint of exactly Max makes the wait Max; After of nil is nil, and a
+// hint of zero or less is no hint.
+func ExampleAfter() {
+	p := retry.Policy{Attempts: 2, Max: 20 * time.Millisecond}
+	start := time.Now()
+	attempt := 0
+	err := retry.Do(context.Background(), p, func(ctx context.Context) error {
+		if attempt++; attempt == 1 {
+			return retry.After(errors.New("HTTP 503 (Retry-After 20ms)"), 20*time.Millisecond)
 		}
-		return time.Duration(secs) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now), true
-	}
-	return 0, false
+		return nil
+	})
+	fmt.Println("err:", err, "after", attempt, "attempts")
+	fmt.Println("waited the hint:", time.Since(start) >= 20*time.Millisecond)
+	errBusy := errors.New("busy")
+	fmt.Println(retry.After(nil, time.Second), retry.After(errBusy, 0) == errBusy)
+	// Output:
+	// err: <nil> after 2 attempts
+	// waited the hint: true
+	// <nil> true
 }
 
-// get fetches url once, and makes an error of every status but 200 that
-// says whether Do should try again: the statuses that can get better on
-// their own (408, 429, 500, 502, 503, 504) are retried; any other, 501 Not
-// Implemented and 505 HTTP Version Not Supported among them, is Permanent.
+// The README's quick start holds get and retryAfter too, and
+// .ci/quickstart.go checks that the two copies stay the same.
+
+// get fetches url once. A status that can get better on its own is
+// retried, after at least the wait the server asked for in a Retry-After
+// header; any other status is Permanent.
 func get(ctx context.Context, url string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -127,31 +134,40 @@ func get(ctx context.Context, url string) (string, error) {
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	switch {
-	case err != nil:
+	if err != nil {
 		return "", err
-	case resp.StatusCode == http.StatusOK:
-		return string(body), nil
-	case transient(resp.StatusCode):
-		e := &statusError{code: resp.StatusCode}
-		e.retryAfter, _ = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-		return "", e
 	}
-	return "", retry.Permanent(&statusError{code: resp.StatusCode})
-}
-
-// transient reports whether an HTTP status can get better on its own.
-func transient(code int) bool {
-	switch code {
+	switch code := resp.StatusCode; code {
+	case http.StatusOK:
+		return string(body), nil
 	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
 		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true
+		wait := retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		if wait <= 0 {
+			return "", fmt.Errorf("HTTP %d", code)
+		}
+		return "", retry.After(fmt.Errorf("HTTP %d (Retry-After %v)", code, wait), wait)
+	default:
+		return "", retry.Permanent(fmt.Errorf("HTTP %d", code))
 	}
-	return false
+}
+
+// retryAfter reads a Retry-After header, in seconds or as an HTTP-date,
+// and returns 0 or less when it holds no wait. Seconds too many for a
+// Duration saturate rather than wrap: a hint above Policy.Max stops Do.
+func retryAfter(v string, now time.Time) time.Duration {
+	if secs, err := strconv.ParseUint(v, 10, 64); err == nil {
+		return time.Duration(min(secs, math.MaxInt64/uint64(time.Second))) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 // A real HTTP client against a server that answers 503, then 429 with
-// Retry-After: 1, then 200. The 429's hint makes Do wait at least a second.
+// Retry-After: 1, then 200. The 429's hint makes Do wait a second: at least
+// the hint, and here at most Max.
 func ExampleDo_http() {
 	replies := []int{http.StatusServiceUnavailable, http.StatusTooManyRequests, http.StatusOK}
 	var calls atomic.Int32 // the server's handlers run on goroutines of their own
@@ -165,7 +181,7 @@ func ExampleDo_http() {
 	}))
 	defer srv.Close()
 
-	p := retry.Policy{Attempts: 5, Base: time.Millisecond, Max: 5 * time.Second}
+	p := retry.Policy{Attempts: 5, Base: time.Millisecond, Max: time.Second}
 	start := time.Now()
 	body, err := retry.DoValue(context.Background(), p, func(ctx context.Context) (string, error) {
 		body, err := get(ctx, srv.URL)
@@ -178,7 +194,7 @@ func ExampleDo_http() {
 	fmt.Println("honoured Retry-After:", time.Since(start) >= time.Second)
 	// Output:
 	// failed: HTTP 503
-	// failed: HTTP 429
+	// failed: HTTP 429 (Retry-After 1s)
 	// "OK" <nil> after 3 calls
 	// honoured Retry-After: true
 }
@@ -289,18 +305,19 @@ func ExampleDo_cancel() {
 	// true true true
 }
 
-// When the next wait would pass ctx's deadline, Do returns at once rather
-// than sleep into the deadline, and keeps the last error.
+// When the drawn wait would reach ctx's deadline, Do returns at once rather
+// than sleep into the deadline, and keeps the last error. A 5s hint draws
+// from [5s, 10s], all of it past a deadline 1s away.
 func ExampleDo_deadline() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	err := retry.Do(ctx, retry.Policy{}, func(ctx context.Context) error {
-		return &statusError{code: http.StatusTooManyRequests, retryAfter: 5 * time.Second}
+		return retry.After(errors.New("HTTP 429 (Retry-After 5s)"), 5*time.Second)
 	})
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, context.DeadlineExceeded), ctx.Err())
 	// Output:
-	// retry: the next wait would pass the context deadline; last error: HTTP 429
+	// retry: the next wait would pass the context deadline; last error: HTTP 429 (Retry-After 5s)
 	// true <nil>
 }
 

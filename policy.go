@@ -70,11 +70,11 @@ func (p Policy) ceiling(n int) time.Duration {
 
 // wait returns the wait after attempt n+1 failed with a server hint of h.
 // A hint of zero or less is ignored, and the wait is Delay(n). Otherwise the
-// wait is drawn uniformly from [h, min(Max, h + min(Max, Base·2ⁿ))]: the
-// jitter is drawn inside the room that the hint leaves below Max, so that
-// clients told the same hint still come back apart, and a hint of exactly
-// Max leaves no room at all. It reports false if h is above Max, which
-// cannot be honoured.
+// wait is drawn uniformly from [h, min(Max, h + max(h, c))], where c is
+// min(Max, Base·2ⁿ): the jitter is as wide as the hint at least, so that
+// clients told the same hint come back apart, and it is drawn inside the
+// room that the hint leaves below Max, so a hint of exactly Max leaves none.
+// It reports false if h is above Max, which cannot be honoured.
 func (p Policy) wait(n int, h time.Duration) (time.Duration, bool) {
 	if h <= 0 {
 		return p.Delay(n), true
@@ -84,9 +84,10 @@ func (p Policy) wait(n int, h time.Duration) (time.Duration, bool) {
 		return 0, false
 	}
 	// Drawing from [0, room] rather than clamping h + draw to Max keeps the
-	// jitter near Max, and h + room cannot overflow: it is at most limit.
-	room := limit - h
-	return h + draw(min(p.ceiling(n), room)), true
+	// jitter near Max, and h + room cannot overflow, where h + h could for
+	// a hint above MaxInt64/2: room is at most limit - h.
+	room := min(max(h, p.ceiling(n)), limit-h)
+	return h + draw(room), true
 }
 
 // positive returns v if it is above zero, and def otherwise.

@@ -12,39 +12,43 @@
 // function that also returns a value. The rules a caller must know:
 //
 //   - The wait after the (n+1)th failed attempt is drawn uniformly from
-//     [0, min(Max, Base·2ⁿ)] (see [Policy.Delay]), so that clients that
-//     failed together do not come back together. There is no wait after
-//     the last attempt, which returns fn's error unchanged. The zero
-//     [Policy] is valid: 4 attempts, Base 100ms, Max 10s.
-//   - An error wrapped with [Permanent] stops Do at once, and Do returns the
-//     error that was given to Permanent, hiding any marker inside it from
-//     an enclosing Do. An error with a method Retryable() bool that returns
-//     false stops Do too, which returns it unchanged.
-//   - An error with a method RetryAfter() time.Duration, such as one made
-//     from an HTTP Retry-After header, makes the next wait at least that
-//     long, and at most Max, with the jitter drawn in the room between the
-//     two. A hint above Max makes Do return fn's error at once, so that a
-//     hostile server cannot park a goroutine for hours.
-//   - Do finds these markers and methods anywhere in the tree of fn's
-//     error, as [errors.Is] does: wrapped with %w or inside [errors.Join].
-//     A nil pointer in the tree is a leaf whose methods Do does not call.
+//     [0, min(Max, Base·2ⁿ)], its ceiling (see [Policy.Delay]): full jitter,
+//     so that clients that failed together do not come back together. There
+//     is no wait after the last attempt, which returns fn's error unchanged.
+//     The zero [Policy] is valid: 4 attempts, Base 100ms, Max 10s.
+//   - Do reads fn's error as [errors.Is] and [errors.As] read it, through
+//     %w and [errors.Join]: a [Permanent] marker anywhere in the tree stops
+//     Do, and Do takes the marker off what it returns; otherwise the first
+//     error in the tree with a method Retryable() bool decides, and false
+//     stops Do, which returns fn's error unchanged.
+//   - The first error in the tree with a method RetryAfter() time.Duration,
+//     such as one made with [After] from an HTTP Retry-After header, gives a
+//     hint h: the next wait is drawn from [h, min(Max, h + max(h, c))], where
+//     c is the ceiling. A hint above Max makes Do return fn's error at once,
+//     so that a hostile server cannot park a goroutine for hours.
+//   - A nil pointer in the tree is a leaf whose methods Do does not call, as
+//     fmt prints it <nil> rather than panic. This covers pointers only: an
+//     error of a func or map type that is nil is called like any other.
 //   - No attempt starts once ctx is done, and a cancel during a wait
 //     returns at that instant. The error Do returns then matches ctx.Err(),
 //     [context.Cause] and the last error fn returned under [errors.Is].
-//   - If ctx has a deadline that the next wait would reach, Do returns at
+//   - If ctx has a deadline that the drawn wait would reach, Do returns at
 //     once, with an error that matches [context.DeadlineExceeded] and the
-//     last error, rather than sleep into the deadline.
+//     last error, rather than sleep into the deadline (see [Do]).
 //   - fn gets ctx on every call, so a per-attempt timeout belongs inside fn;
 //     its DeadlineExceeded is retried like any other error while ctx lives.
-//   - A panic in fn is not recovered.
+//   - No error Do returns holds a marker that another Do would see, so an
+//     enclosing Do retries its own operation. A panic in fn is not recovered.
 //
 // Retry only operations that are safe to repeat. Do starts no goroutine and
-// leaves no timer running. A first-try success allocates nothing, and so
-// does a retry with a ctx that can never be canceled, such as
-// [context.Background]. A Do that waits with a ctx that can be canceled makes
-// one [time.Timer] and reuses it for every wait; it also calls ctx.Done(),
-// which makes a context from [context.WithCancel] allocate its channel if
-// nothing asked for it before.
+// leaves no timer running. A first-try success allocates nothing. With a ctx
+// that can never be canceled, such as [context.Background], Do waits with
+// [time.Sleep], which allocates the goroutine's sleep timer the first time
+// that goroutine sleeps, and nothing after: a retry on a goroutine that has
+// slept before allocates nothing. With a ctx that can be canceled, Do makes
+// one [time.Timer] (3 objects) and reuses it for every wait; it also calls
+// ctx.Done(), which makes a context from [context.WithCancel] allocate its
+// channel if nothing asked for it before.
 package retry
 
 import (
@@ -61,29 +65,38 @@ var (
 
 // Do calls fn until it returns nil, at most p.Attempts times, waiting
 // between calls as [Policy.Delay] draws, and returns nil or the reason it
-// stopped. After a failed call it checks, in this order:
+// stopped. Max below is p.Max after defaults: 10s when it is zero or
+// negative. After a failed call Do checks, in this order:
 //
-//   - for an error holding a [Permanent] marker, it returns the error that
-//     was given to Permanent (hiding any marker inside it, see [Permanent]);
-//   - for an error whose Retryable method returns false, it returns that
-//     error, unchanged;
+//   - for an error holding a [Permanent] marker, it returns the error with
+//     the marker taken off, as [Permanent] says;
+//   - for an error whose first Retryable method returns false, it returns
+//     that error, unchanged;
 //   - after the last attempt, it returns the error fn returned, unchanged,
 //     even if ctx ended during that call;
 //   - once ctx is done, it returns an error that matches ctx.Err(),
 //     [context.Cause] and the last error fn returned under [errors.Is]
 //     (if ctx is done before the first call, fn is never called);
-//   - for an error whose RetryAfter hint is above p.Max, it returns that
-//     error, unchanged;
-//   - when ctx's deadline would pass during the next wait, it returns at
+//   - for an error whose first RetryAfter hint is above Max, it returns that
+//     error, unchanged: the hint is in fn's error, where the caller can read
+//     it, so Max should be at least the longest hint the caller will honour;
+//   - when ctx has a deadline that the drawn wait would reach, it returns at
 //     once an error that matches [context.DeadlineExceeded] and the last
 //     error.
 //
-// A positive RetryAfter hint h, at most p.Max, makes the next wait a draw
-// from [h, min(p.Max, h + c)], where c is the ceiling [Policy.Delay] would
-// draw under: the jitter is kept inside the room that the hint leaves below
-// p.Max, so clients given the same hint do not come back together, and a
-// hint of exactly p.Max leaves no room, so every such wait is p.Max. With
-// several hints in one error tree, the largest counts.
+// A positive RetryAfter hint h, at most Max, makes the next wait a draw
+// from [h, min(Max, h + max(h, c))], where c is the ceiling [Policy.Delay]
+// would draw under: the jitter is at least as wide as the hint, so clients
+// given the same hint do not come back together, and it is kept inside the
+// room the hint leaves below Max, so a hint of exactly Max makes the wait
+// Max. A lone client thus waits about 1.5h on average after a small hint.
+//
+// Do draws the wait before it looks at ctx's deadline, so when the deadline
+// falls inside the wait's range, whether Do returns early is random: it
+// gives up with a probability of 1 − (time left ÷ the range's width), or
+// at once when the whole range lies past the deadline. The clients that go
+// on are spread over the time left as full jitter spreads them, rather
+// than crowded into its end. Keep Max well below the deadline.
 //
 // Do calls fn on the calling goroutine, never two calls at once, and does not
 // recover a panic in fn. A nil ctx or fn is reported as an error, without a
@@ -110,11 +123,10 @@ func again(ctx context.Context, p Policy, fn func(context.Context) error, err er
 	attempts := positive(p.Attempts, defaultAttempts)
 	var s sleeper
 	for n := 0; ; n++ { // n attempts have failed before this one's err
-		var v verdict
-		v.read(err)
+		v := read(err)
 		switch {
-		case v.permanent != nil:
-			return unmarked(v.permanent)
+		case v.marked:
+			return unmarked(err)
 		case v.final, n+1 >= attempts:
 			return err
 		case ctx.Err() != nil:
@@ -164,10 +176,11 @@ type sleeper struct{ t *time.Timer }
 func (s *sleeper) sleep(ctx context.Context, d time.Duration) bool {
 	switch {
 	case d <= 0:
-		return ctx.Err() == nil
+		return ctx.Err() == nil // ctx may have ended since Do last asked
 	case ctx.Done() == nil:
 		// A ctx that can never be canceled needs no select, and Sleep uses
-		// the goroutine's own timer, which allocates nothing.
+		// the goroutine's own timer, which the runtime allocates on the
+		// goroutine's first Sleep and reuses after.
 		time.Sleep(d)
 		return ctx.Err() == nil
 	case s.t == nil:
@@ -189,7 +202,8 @@ func (s *sleeper) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// A stopError is what Do returns when ctx ended it.
+// A stopError is what Do returns when ctx ended it. Like a spent error, it
+// hides the markers below it, in a cancel cause among them, from every Do.
 type stopError struct {
 	ctx   error // ctx.Err(), or DeadlineExceeded for an early stop
 	cause error // context.Cause(ctx) if it is not ctx.Err(), or nil
@@ -215,10 +229,10 @@ func (e *stopError) Error() string {
 		msg = "retry: the next wait would pass the context deadline"
 	}
 	if e.cause != nil {
-		msg += " (cause: " + e.cause.Error() + ")"
+		msg += " (cause: " + text(e.cause) + ")"
 	}
 	if e.last != nil {
-		msg += "; last error: " + e.last.Error()
+		msg += "; last error: " + text(e.last)
 	}
 	return msg
 }

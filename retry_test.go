@@ -3,6 +3,7 @@
 package retry_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -288,8 +289,8 @@ func TestDoWaitsToTheNanosecond(t *testing.T) {
 }
 
 // TestHintIsJittered checks that a wait after a hint h is drawn from
-// [h, min(Max, h + ceiling)], so that clients given one hint come back apart,
-// even when the hint is close to Max.
+// [h, min(Max, h + max(h, ceiling))], so that clients given one hint come
+// back apart, even when the hint is close to Max.
 func TestHintIsJittered(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -297,8 +298,12 @@ func TestHintIsJittered(t *testing.T) {
 		h      time.Duration
 		lo, hi time.Duration
 	}{
-		{"a hint far below Max adds a full draw", retry.Policy{Attempts: 2, Base: time.Second, Max: time.Minute},
-			3 * time.Second, 3 * time.Second, 4 * time.Second},
+		{"a hint above the ceiling draws as wide as the hint", retry.Policy{Attempts: 2, Base: time.Second, Max: time.Minute},
+			3 * time.Second, 3 * time.Second, 6 * time.Second},
+		{"a small hint early on draws as wide as the hint", retry.Policy{Attempts: 2, Base: 10 * time.Millisecond},
+			300 * time.Millisecond, 300 * time.Millisecond, 600 * time.Millisecond},
+		{"a hint below the ceiling draws as wide as the ceiling", retry.Policy{Attempts: 2, Base: time.Second, Max: time.Minute},
+			100 * time.Millisecond, 100 * time.Millisecond, 1100 * time.Millisecond},
 		{"a hint near Max draws in the room left", retry.Policy{Attempts: 2, Base: time.Second, Max: 30 * time.Second},
 			29500 * time.Millisecond, 29500 * time.Millisecond, 30 * time.Second},
 		{"the room left is below the default Max of 10s", retry.Policy{Attempts: 2, Base: time.Second},
@@ -470,19 +475,25 @@ func TestDoAttemptsMaxInt(t *testing.T) {
 
 func TestDoHints(t *testing.T) {
 	p := retry.Policy{Attempts: 2, Base: time.Nanosecond, Max: time.Minute}
+	e := errors.New("e")
 	tests := []struct {
 		name     string
 		err      error
 		calls    int
 		min, max time.Duration
 	}{
-		{"a hint makes the wait at least that long", hint(3 * time.Second), 2, 3 * time.Second, 3*time.Second + 1},
-		{"a wrapped hint counts", fmt.Errorf("get: %w", hint(time.Second)), 2, time.Second, time.Second + 1},
-		{"the largest of joined hints wins", errors.Join(hint(time.Second), hint(2*time.Second)), 2, 2 * time.Second, 2*time.Second + 1},
-		{"the largest of joined hints wins when it comes first", errors.Join(hint(2*time.Second), hint(time.Second)), 2, 2 * time.Second, 2*time.Second + 1},
-		{"the largest of nested hints wins", fmt.Errorf("%w", errors.Join(hint(time.Second), fmt.Errorf("%w", hint(2*time.Second)))), 2, 2 * time.Second, 2*time.Second + 1},
+		{"a hint makes the wait at least that long", hint(3 * time.Second), 2, 3 * time.Second, 6 * time.Second},
+		{"a wrapped hint counts", fmt.Errorf("get: %w", hint(time.Second)), 2, time.Second, 2 * time.Second},
+		{"the first of joined hints counts", errors.Join(hint(time.Second), hint(2*time.Second)), 2, time.Second, 2 * time.Second},
+		{"the first of joined hints counts when it is larger", errors.Join(hint(2*time.Second), hint(time.Second)), 2, 2 * time.Second, 4 * time.Second},
+		{"the first of nested hints counts", fmt.Errorf("%w", errors.Join(fmt.Errorf("%w", hint(2*time.Second)), hint(time.Second))), 2, 2 * time.Second, 4 * time.Second},
+		{"an outer After lowers an inner hint", retry.After(hint(time.Hour), time.Second), 2, time.Second, 2 * time.Second},
+		{"an outer After lowers an inner After", retry.After(retry.After(e, time.Hour), time.Second), 2, time.Second, 2 * time.Second},
+		{"an outer zero hint overrules an inner one", errors.Join(hint(0), hint(time.Hour)), 2, 0, 1},
+		{"After counts like a RetryAfter method", retry.After(e, 3*time.Second), 2, 3 * time.Second, 6 * time.Second},
 		{"a hint of Max is honoured", hint(time.Minute), 2, time.Minute, time.Minute},
 		{"a hint above Max stops at once", hint(time.Minute + 1), 1, 0, 0},
+		{"an After above Max stops at once", retry.After(e, time.Minute+1), 1, 0, 0},
 		{"a zero hint is ignored", hint(0), 2, 0, 1},
 		{"a negative hint is ignored", hint(-time.Hour), 2, 0, 1},
 	}
@@ -508,33 +519,49 @@ func TestDoHints(t *testing.T) {
 	}
 }
 
+// appError is an application's error that says whether it is worth
+// retrying at its level, whatever the error it wraps says.
+type appError struct {
+	err   error
+	retry bool
+}
+
+func (e *appError) Error() string   { return "app: " + e.err.Error() }
+func (e *appError) Unwrap() error   { return e.err }
+func (e *appError) Retryable() bool { return e.retry }
+
 // TestClassification has one row per rule that decides whether an error is
 // retried, and what Do returns.
 func TestClassification(t *testing.T) {
 	cause := errors.New("cause")
 	perm := retry.Permanent(cause)
 	final := fmt.Errorf("op: %w", retryable(false))
+	wrapped := fmt.Errorf("op: %w", perm)
 	tests := []struct {
-		name  string
-		err   error // what fn returns on every call
-		want  error // what Do returns
-		calls int
+		name   string
+		err    error // what fn returns on every call
+		want   error // what Do returns; nil: err itself
+		behind bool  // Do returns err behind a wrapper that hides its markers
+		calls  int
 	}{
-		{"a plain error is retried until Attempts", errBoom, errBoom, 3},
-		{"a Permanent error stops and returns its cause", perm, cause, 1},
-		{"a wrapped Permanent error stops", fmt.Errorf("op: %w", perm), cause, 1},
-		{"a Permanent error in a join stops", errors.Join(errBoom, perm), cause, 1},
-		{"Retryable false stops and returns the error unchanged", final, final, 1},
-		{"Retryable false in a join stops", errors.Join(errBoom, final), nil, 1},
-		{"Retryable true is retried", retryable(true), retryable(true), 3},
-		{"Permanent wins over Retryable true", retry.Permanent(retryable(true)), retryable(true), 1},
-		{"Permanent wins over Retryable false", retry.Permanent(retryable(false)), retryable(false), 1},
-		{"a per-attempt DeadlineExceeded is retried", fmt.Errorf("attempt: %w", context.DeadlineExceeded), nil, 3},
-		{"a Permanent of a Permanent returns the cause", retry.Permanent(perm), cause, 1},
-		{"the first of two markers counts", errors.Join(perm, retry.Permanent(errBoom)), cause, 1},
-		{"the first of two markers counts, wrapped", fmt.Errorf("op: %w", errors.Join(perm, retry.Permanent(errBoom))), cause, 1},
-		{"any Retryable false stops, even after a true", errors.Join(retryable(true), final), nil, 1},
-		{"any Retryable false stops, even before a true", errors.Join(final, retryable(true)), nil, 1},
+		{"a plain error is retried until Attempts", errBoom, errBoom, false, 3},
+		{"a Permanent error stops and returns the error inside", perm, cause, false, 1},
+		{"a wrapped Permanent error stops and keeps fn's whole error", fmt.Errorf("op: %w", perm), nil, true, 1},
+		{"a Permanent error in a join keeps the other errors", errors.Join(errBoom, perm), nil, true, 1},
+		{"two markers in a join keep both errors", errors.Join(perm, retry.Permanent(errBoom)), nil, true, 1},
+		{"a marker in a marker is hidden", retry.Permanent(wrapped), wrapped, true, 1},
+		{"Retryable false stops and returns the error unchanged", final, final, false, 1},
+		{"Retryable false in a join stops", errors.Join(errBoom, final), nil, false, 1},
+		{"Retryable true is retried", retryable(true), retryable(true), false, 3},
+		{"Permanent wins over Retryable true", retry.Permanent(retryable(true)), retryable(true), false, 1},
+		{"Permanent wins over Retryable false", retry.Permanent(retryable(false)), retryable(false), false, 1},
+		{"a per-attempt DeadlineExceeded is retried", fmt.Errorf("attempt: %w", context.DeadlineExceeded), nil, false, 3},
+		{"a Permanent of a Permanent returns the error inside", retry.Permanent(perm), cause, false, 1},
+		{"the first Retryable decides: true before false retries", errors.Join(retryable(true), final), nil, false, 3},
+		{"the first Retryable decides: false before true stops", errors.Join(final, retryable(true)), nil, false, 1},
+		{"an outer Retryable true overrules an inner false", &appError{final, true}, nil, false, 3},
+		{"an outer Retryable false overrules an inner true", &appError{retryable(true), false}, nil, false, 1},
+		{"a marker below Retryable true still stops", &appError{perm, true}, nil, true, 1},
 	}
 	p := retry.Policy{Attempts: 3, Base: time.Millisecond}
 	for _, tt := range tests {
@@ -545,11 +572,10 @@ func TestClassification(t *testing.T) {
 					calls++
 					return tt.err
 				})
-				want := tt.want
-				if want == nil {
-					want = tt.err
-				}
-				if err != want {
+				want := cmp.Or(tt.want, tt.err)
+				if tt.behind {
+					checkBehind(t, err, want)
+				} else if err != want {
 					t.Errorf("Do() = %v, want %v", err, want)
 				}
 				if calls != tt.calls {
@@ -560,11 +586,36 @@ func TestClassification(t *testing.T) {
 	}
 }
 
+// checkBehind checks that err, which Do returned, is want behind a wrapper
+// that keeps its message and its tree and hides its markers from Do: an
+// enclosing Do retries, and stops once the error is marked again.
+func checkBehind(t *testing.T, err, want error) {
+	t.Helper()
+	if err == want || err == nil || err.Error() != want.Error() || errors.Unwrap(err) != want {
+		t.Errorf("Do() = %#v, want %v behind a wrapper with its message", err, want)
+		return
+	}
+	p := retry.Policy{Attempts: 2, Base: 1, Max: 1}
+	for _, mark := range []bool{false, true} {
+		calls := 0
+		got := retry.Do(context.Background(), p, func(context.Context) error {
+			calls++
+			if mark {
+				return retry.Permanent(err)
+			}
+			return err
+		})
+		if wantCalls := map[bool]int{false: 2, true: 1}[mark]; got != err || calls != wantCalls {
+			t.Errorf("an enclosing Do, marking again %t: Do() = %v after %d calls, want %v after %d", mark, got, calls, err, wantCalls)
+		}
+	}
+}
+
 // TestCheckOrder has one row per pair of rules whose order decides what Do
 // returns, in the order that Do's doc gives.
 func TestCheckOrder(t *testing.T) {
 	cause := errors.New("cause")
-	final := errors.Join(retry.Permanent(cause), retryable(false))
+	final := retry.Permanent(retryable(false))
 	tests := []struct {
 		name   string
 		p      retry.Policy
@@ -572,7 +623,7 @@ func TestCheckOrder(t *testing.T) {
 		err    error // what fn returns
 		want   error // nil: an error matching context.Canceled and err
 	}{
-		{"Permanent before Retryable false", retry.Policy{}, false, final, cause},
+		{"Permanent before Retryable false", retry.Policy{}, false, final, retryable(false)},
 		{"Permanent before the last attempt", retry.Policy{Attempts: 1}, false, retry.Permanent(cause), cause},
 		{"Retryable false before the last attempt", retry.Policy{Attempts: 1}, true, retryable(false), retryable(false)},
 		{"the last attempt before ctx", retry.Policy{Attempts: 1}, true, errBoom, errBoom},
@@ -620,6 +671,34 @@ func TestPermanent(t *testing.T) {
 	}
 	if again := retry.Permanent(err); again != err {
 		t.Errorf("Permanent(Permanent(errBoom)) = %#v, want %#v", again, err)
+	}
+}
+
+// statusErr is an error type of a caller's own, for errors.As.
+type statusErr struct{ code int }
+
+func (e *statusErr) Error() string { return "HTTP " + strconv.Itoa(e.code) }
+
+func TestAfter(t *testing.T) {
+	if err := retry.After(nil, time.Second); err != nil {
+		t.Errorf("After(nil, 1s) = %v, want nil", err)
+	}
+	for _, d := range []time.Duration{0, -1, math.MinInt64} {
+		if err := retry.After(errBoom, d); err != errBoom {
+			t.Errorf("After(errBoom, %v) = %#v, want errBoom unchanged", d, err)
+		}
+	}
+	if err := retry.After(errBoom, 1); err == errBoom || err.(interface{ RetryAfter() time.Duration }).RetryAfter() != 1 {
+		t.Errorf("After(errBoom, 1ns) = %#v, want a hint of 1ns", err)
+	}
+	inner := &statusErr{503}
+	err := retry.After(fmt.Errorf("get: %w", inner), time.Second)
+	var se *statusErr
+	if err.Error() != "get: HTTP 503" || !errors.As(err, &se) || se != inner || !errors.Is(err, inner) {
+		t.Errorf("After(get: HTTP 503, 1s) = %q, want the message and tree of the error it wraps", err)
+	}
+	if h, ok := err.(interface{ RetryAfter() time.Duration }); !ok || h.RetryAfter() != time.Second {
+		t.Errorf("After(err, 1s) has no RetryAfter method that returns 1s")
 	}
 }
 
@@ -681,6 +760,35 @@ func TestNestedPermanent(t *testing.T) {
 	})
 }
 
+// TestCancelCauseHoldsNoMarker cancels an inner Do's ctx with a marked
+// cause: the cause is only a cause, and the enclosing Do, whose ctx lives,
+// retries its own operation.
+func TestCancelCauseHoldsNoMarker(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		shutdown := errors.New("shutting down")
+		unavailable := errors.New("HTTP 503")
+		p := retry.Policy{Attempts: 3, Base: time.Millisecond}
+		outer := 0
+		err := retry.Do(context.Background(), p, func(ctx context.Context) error {
+			outer++
+			ctx, cancel := context.WithCancelCause(ctx)
+			defer cancel(nil)
+			return retry.Do(ctx, p, func(context.Context) error {
+				cancel(retry.Permanent(shutdown))
+				return unavailable
+			})
+		})
+		if outer != 3 {
+			t.Errorf("the enclosing Do called fn %d times, want 3", outer)
+		}
+		for _, want := range []error{context.Canceled, shutdown, unavailable} {
+			if !errors.Is(err, want) {
+				t.Errorf("Do() = %v, want it to match %v", err, want)
+			}
+		}
+	})
+}
+
 // nilErr is an error type whose methods read their receiver, so that a nil
 // *nilErr panics if one of them is called.
 type nilErr struct{ retry bool }
@@ -705,6 +813,116 @@ func TestDoTypedNilInTree(t *testing.T) {
 				t.Errorf("Do() = %v after %d calls, want %v after 3: a nil pointer is a plain error", got, calls, err)
 			}
 		})
+	}
+}
+
+// TestDoTypedNilInStopMessage ends ctx on an fn that returns a nil pointer,
+// and cancels with a nil pointer as the cause: the message says <nil> for
+// each, as fmt does, rather than panic.
+func TestDoTypedNilInStopMessage(t *testing.T) {
+	var typed *nilErr
+	ctx, cancel := context.WithCancelCause(context.Background())
+	err := retry.Do(ctx, retry.Policy{}, func(context.Context) error {
+		cancel(typed)
+		return typed
+	})
+	want := "retry: context canceled (cause: <nil>); last error: <nil>"
+	if err == nil || err.Error() != want {
+		t.Errorf("Do() = %v, want %q", err, want)
+	}
+}
+
+// TestDeadlineInsideTheRange pins the deadline rule: Do draws the wait
+// first, and returns at once if it would reach the deadline. A hint of 1s
+// with Max 2s draws from [1s, 2s]; with 1.5s left, half of the calls give
+// up at once, and the rest wait less than 1.5s. Of 2,000 calls, fewer than
+// 800 or more than 1,200 give up with a chance near 1e-18 (9 standard
+// deviations); both "never early" and "always early" fail it.
+func TestDeadlineInsideTheRange(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		p := retry.Policy{Attempts: 2, Base: time.Millisecond, Max: 2 * time.Second}
+		early := 0
+		for range 2000 {
+			ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+			r := newRecorder(hint(time.Second))
+			err := retry.Do(ctx, p, r.fn)
+			cancel()
+			switch {
+			case err == nil && r.calls() == 2 && r.at[1] >= time.Second && r.at[1] < 1500*time.Millisecond:
+			case errors.Is(err, context.DeadlineExceeded) && r.calls() == 1 && time.Since(r.start) == 0:
+				early++
+			default:
+				t.Fatalf("Do() = %v after %d calls at %v, want nil after a wait in [1s, 1.5s), or an early stop", err, r.calls(), r.at)
+			}
+		}
+		if early < 800 || early > 1200 {
+			t.Errorf("%d of 2000 calls gave up at once, want about 1000", early)
+		}
+	})
+}
+
+type ctxKey struct{}
+
+// TestDoPassesItsContext checks that fn gets Do's ctx on every call.
+func TestDoPassesItsContext(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		ctx := context.WithValue(context.Background(), ctxKey{}, "request 7")
+		calls := 0
+		err := retry.Do(ctx, retry.Policy{}, func(ctx context.Context) error {
+			calls++
+			if v := ctx.Value(ctxKey{}); v != "request 7" {
+				t.Errorf("call %d: ctx.Value() = %v, want %q", calls, v, "request 7")
+			}
+			return errBoom
+		})
+		if err != errBoom || calls != 4 {
+			t.Errorf("Do() = %v after %d calls, want %v after 4", err, calls, errBoom)
+		}
+	})
+}
+
+// TestDoReadsEachErrorAfresh checks that a hint in one error does not
+// stretch the wait after the next error, which has none.
+func TestDoReadsEachErrorAfresh(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		p := retry.Policy{Attempts: 3, Base: time.Millisecond, Max: time.Minute}
+		r := newRecorder(hint(10*time.Second), errBoom)
+		if err := retry.Do(context.Background(), p, r.fn); err != nil {
+			t.Fatalf("Do() = %v, want nil", err)
+		}
+		if g := gaps(r.at); g[1] > 2*time.Millisecond {
+			t.Errorf("wait after a plain error that followed a hint = %v, want at most its ceiling, 2ms", g[1])
+		}
+	})
+}
+
+// A deadlineCtx cancels itself when Do asks for its deadline, which Do does
+// after its own look at ctx.Err and before it waits.
+type deadlineCtx struct {
+	context.Context
+	cancel context.CancelFunc
+}
+
+func (c deadlineCtx) Deadline() (time.Time, bool) {
+	c.cancel()
+	return time.Time{}, false
+}
+
+// TestDoZeroWaitAsksContext checks that a cancel just before a wait of 0
+// still stops Do. A ceiling of 1ns makes half of the waits 0; 64 Dos all
+// draw 1ns with a chance of 2⁻⁶⁴.
+func TestDoZeroWaitAsksContext(t *testing.T) {
+	p := retry.Policy{Attempts: 2, Base: 1, Max: 1}
+	for range 64 {
+		ctx, cancel := context.WithCancel(context.Background())
+		calls := 0
+		err := retry.Do(deadlineCtx{ctx, cancel}, p, func(context.Context) error {
+			calls++
+			return errBoom
+		})
+		if !errors.Is(err, context.Canceled) || calls != 1 {
+			t.Fatalf("Do() = %v after %d calls, want canceled after 1", err, calls)
+		}
 	}
 }
 
@@ -796,8 +1014,9 @@ func TestDoContext(t *testing.T) {
 		bubble(t, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
+			// A hint of Max makes the wait exactly 2ns short of the deadline.
 			r := newRecorder(hint(time.Second - 2))
-			if err := retry.Do(ctx, retry.Policy{Base: 1}, r.fn); err != nil {
+			if err := retry.Do(ctx, retry.Policy{Base: 1, Max: time.Second - 2}, r.fn); err != nil {
 				t.Errorf("Do() = %v, want nil", err)
 			}
 		})
@@ -1089,6 +1308,37 @@ func TestAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(20, fresh(true)) - testing.AllocsPerRun(20, fresh(false)); n != 4 {
 		t.Errorf("fresh cancelable ctx, 1 retry: Do allocates %v objects, want 4", n)
 	}
+	// A wait of 0 makes no timer: with a ceiling of 1ns, half the waits are
+	// 0, so Do allocates 1.5 objects on average, and 3 if a 0 made a timer.
+	// AllocsPerRun rounds down; 1,000 runs keep the average within 1.3-1.7.
+	tiny := retry.Policy{Attempts: 2, Base: 1, Max: 1}
+	if n := testing.AllocsPerRun(1000, func() { retry.Do(cancelable, tiny, failOnce(errBoom)) }); n > 2 {
+		t.Errorf("cancelable ctx, waits of 0 or 1ns: Do allocates %v objects on average, want at most 2", n)
+	}
+}
+
+// TestAllocsFreshGoroutine pins what AllocsPerRun's warm-up hides: with a
+// ctx that can never be canceled, Do waits with time.Sleep, and the runtime
+// allocates a goroutine's sleep timer on that goroutine's first Sleep.
+func TestAllocsFreshGoroutine(t *testing.T) {
+	// A hint of Max makes the wait exactly 1µs: a draw of 0 would not sleep.
+	p := retry.Policy{Attempts: 2, Base: time.Microsecond, Max: time.Microsecond}
+	var maxHint error = hint(time.Microsecond)
+	// onFresh calls Do on a new goroutine with an fn that fails once with
+	// err, or succeeds at once if err is nil, and counts what a run allocates.
+	onFresh := func(err error) float64 {
+		return testing.AllocsPerRun(100, func() {
+			fn := failOnce(err)
+			done := make(chan error)
+			go func() { done <- retry.Do(context.Background(), p, fn) }()
+			if err := <-done; err != nil {
+				t.Fatalf("Do() = %v, want nil", err)
+			}
+		})
+	}
+	if got := onFresh(maxHint) - onFresh(nil); got != 1 {
+		t.Errorf("Do with Background and one retry on a fresh goroutine allocates %v objects, want 1, the sleep timer", got)
+	}
 }
 
 // failOnce returns an fn that fails with err on its first call and succeeds
@@ -1324,14 +1574,14 @@ func TestTour(t *testing.T) {
 	time.AfterFunc(50*time.Millisecond, func() { cancel(shutdown) })
 	start = time.Now()
 	err = retry.Do(ctx, retry.Policy{Max: time.Minute}, func(ctx context.Context) error {
-		say("   attempt 1 -> HTTP 503 with Retry-After: 30; the wait is drawn from [30s, 30.1s];")
-		say("   ctx is canceled at 50ms")
-		return &statusError{code: http.StatusServiceUnavailable, retryAfter: 30 * time.Second}
+		say("   Policy{Max: time.Minute}; attempt 1 -> HTTP 503 with Retry-After: 30, which fn")
+		say("   hands Do with retry.After; the wait is drawn from [30s, 1m]; ctx is canceled at 50ms")
+		return retry.After(errors.New("HTTP 503 (Retry-After 30s)"), 30*time.Second)
 	})
 	say("   Do returned after %v: %v", ms(time.Since(start)), err)
 	say("   errors.Is(err, context.Canceled) = %t, errors.Is(err, cause) = %t",
 		errors.Is(err, context.Canceled), errors.Is(err, shutdown))
-	if !errors.Is(err, context.Canceled) || !errors.Is(err, shutdown) || !strings.HasSuffix(err.Error(), "last error: HTTP 503") {
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, shutdown) || !strings.HasSuffix(err.Error(), "last error: HTTP 503 (Retry-After 30s)") {
 		t.Errorf("Do() = %v, want it to match %v and %v and end with the last error", err, context.Canceled, shutdown)
 	}
 
@@ -1382,6 +1632,7 @@ func FuzzDo(f *testing.F) {
 	f.Add(3, int64(time.Millisecond), int64(time.Second), true, []byte{1, 4, 2})
 	f.Add(math.MaxInt, int64(math.MaxInt64), int64(math.MaxInt64), false, []byte{1, 1, 3})
 	f.Add(-5, int64(-1), int64(1), true, []byte{9, 14, 0})
+	f.Add(4, int64(time.Millisecond), int64(time.Second), true, []byte{1, 5})
 	f.Fuzz(func(t *testing.T, attempts int, base, limit int64, cancelable bool, script []byte) {
 		p := retry.Policy{Attempts: attempts, Base: time.Duration(base), Max: time.Duration(limit)}
 		effAttempts, effMax := positive(attempts, 4), positive(time.Duration(limit), 10*time.Second)
@@ -1389,23 +1640,27 @@ func FuzzDo(f *testing.F) {
 		// return, and after how many calls.
 		errs := make([]error, len(script))
 		var want error
+		behind := false // Do returns want behind a wrapper that hides its marker
 		calls := len(script) + 1
 		for i, b := range script {
 			e := fmt.Errorf("call %d", i)
 			stop := true
-			switch h := hint(time.Duration(b) * time.Millisecond); b % 5 {
+			switch h := hint(time.Duration(b) * time.Millisecond); b % 6 {
 			case 0:
 				want = nil
 			case 1:
 				errs[i], want, stop = e, e, false
 			case 2:
-				errs[i], want = fmt.Errorf("wrapped: %w", retry.Permanent(e)), e
+				errs[i], want = retry.Permanent(e), e
 			case 3:
 				errs[i] = errors.Join(e, retryable(false))
 				want = errs[i]
 			case 4:
 				errs[i] = errors.Join(e, h)
 				want, stop = errs[i], time.Duration(h) > effMax
+			case 5:
+				errs[i] = fmt.Errorf("wrapped: %w", retry.Permanent(e))
+				want, behind = errs[i], true
 			}
 			if stop || i+1 == effAttempts {
 				calls = i + 1
@@ -1436,6 +1691,9 @@ func FuzzDo(f *testing.F) {
 				}
 				return nil
 			})
+			if behind && err != want && err.Error() == want.Error() && errors.Unwrap(err) == want {
+				err = want
+			}
 			if err != want || n != calls {
 				t.Errorf("Do(%+v) = %v after %d calls, want %v after %d", p, err, n, want, calls)
 			}
@@ -1453,33 +1711,33 @@ func positive[T int | time.Duration](v, def T) T {
 	return def
 }
 
-// TestParseRetryAfter checks the Retry-After parser of ExampleDo_http,
-// which the README offers for copying.
-func TestParseRetryAfter(t *testing.T) {
+// TestRetryAfter checks the Retry-After parser of the README's quick start,
+// which example_test.go holds too.
+func TestRetryAfter(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name string
 		v    string
 		want time.Duration
-		ok   bool
 	}{
-		{"delta-seconds", "120", 2 * time.Minute, true},
-		{"zero seconds", "0", 0, true},
-		{"the longest delta that fits", "9223372036", 9223372036 * time.Second, true},
-		{"a delta too long for a Duration saturates", "9223372037", math.MaxInt64, true},
-		{"an absurd delta saturates", "9999999999", math.MaxInt64, true},
-		{"a delta past uint64 is not a wait", "99999999999999999999", 0, false},
-		{"a negative delta is not a wait", "-1", 0, false},
-		{"a signed delta is not delta-seconds", "+5", 0, false},
-		{"an HTTP-date ahead", "Sat, 30 Nov 2026 12:00:30 GMT", 30 * time.Second, true},
-		{"an HTTP-date past", "Sat, 30 Nov 2026 11:59:30 GMT", 0, false},
-		{"garbage", "soon", 0, false},
-		{"no header", "", 0, false},
+		{"delta-seconds", "120", 2 * time.Minute},
+		{"zero seconds", "0", 0},
+		{"the longest delta that fits", "9223372036", 9223372036 * time.Second},
+		{"a delta too long for a Duration saturates", "9223372037", 9223372036 * time.Second},
+		{"an absurd delta saturates", "18446744073709551615", 9223372036 * time.Second},
+		{"a delta past uint64 is not a wait", "99999999999999999999", 0},
+		{"a negative delta is not a wait", "-1", 0},
+		{"a signed delta is not delta-seconds", "+5", 0},
+		{"an HTTP-date ahead", "Mon, 30 Nov 2026 12:00:30 GMT", 30 * time.Second},
+		{"an HTTP-date past", "Mon, 30 Nov 2026 11:59:30 GMT", -30 * time.Second},
+		{"an RFC 850 date ahead", "Monday, 30-Nov-26 12:01:00 GMT", time.Minute},
+		{"garbage", "soon", 0},
+		{"no header", "", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got, ok := parseRetryAfter(tt.v, now); got != tt.want || ok != tt.ok {
-				t.Errorf("parseRetryAfter(%q) = %v, %t, want %v, %t", tt.v, got, ok, tt.want, tt.ok)
+			if got := retryAfter(tt.v, now); got != tt.want {
+				t.Errorf("retryAfter(%q) = %v, want %v", tt.v, got, tt.want)
 			}
 		})
 	}
@@ -1521,8 +1779,27 @@ func TestGetRetriesTransientStatuses(t *testing.T) {
 		_, err := retry.DoValue(context.Background(), retry.Policy{Base: time.Millisecond}, func(ctx context.Context) (string, error) {
 			return get(ctx, srv.URL)
 		})
-		if calls.Load() != 1 || err == nil || err.Error() != "HTTP 503" {
-			t.Errorf("Do() = %v after %d calls, want HTTP 503 after 1", err, calls.Load())
+		want := "HTTP 503 (Retry-After 2562047h47m16s)"
+		if calls.Load() != 1 || err == nil || err.Error() != want {
+			t.Errorf("Do() = %v after %d calls, want %q after 1", err, calls.Load(), want)
+		}
+	})
+	t.Run("an HTTP-date is honoured", func(t *testing.T) {
+		var calls atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if calls.Add(1) == 1 {
+				w.Header().Set("Retry-After", time.Now().Add(2*time.Second).UTC().Format(http.TimeFormat))
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		}))
+		defer srv.Close()
+		start := time.Now()
+		// An HTTP-date counts whole seconds: 2s ahead is a hint in (1s, 2s].
+		_, err := retry.DoValue(context.Background(), retry.Policy{Base: time.Millisecond}, func(ctx context.Context) (string, error) {
+			return get(ctx, srv.URL)
+		})
+		if elapsed := time.Since(start); err != nil || calls.Load() != 2 || elapsed < time.Second {
+			t.Errorf("Do() = %v after %d calls and %v, want nil after 2 and at least 1s", err, calls.Load(), elapsed)
 		}
 	})
 }
