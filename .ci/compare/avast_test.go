@@ -5,6 +5,7 @@ package compare
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -17,19 +18,27 @@ import (
 
 // TestAvastFullJitter: opt-in with FullJitterBackoffDelay; the default
 // delay type, CombineDelay(BackOffDelay, RandomDelay) (retry.go:225-239),
-// adds 0-100ms to Delay·2ⁿ⁻¹: the first wait lies in [100ms, 200ms).
+// adds 0-100ms to Delay·2ⁿ⁻¹: the first wait is drawn from [100ms, 200ms),
+// and FullJitterBackoffDelay draws from [0, Delay·2ⁿ].
 func TestAvastFullJitter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		for range 100 {
+		var waits []time.Duration
+		for range 400 {
 			r := newRecorder(errBoom)
 			if err := retry.Do(r.call, retry.Attempts(2)); err != nil {
 				t.Fatalf("Do() = %v, want nil", err)
 			}
-			if w := r.waits()[0]; w < 100*time.Millisecond || w >= 200*time.Millisecond {
-				t.Fatalf("first wait = %v, want within [100ms, 200ms)", w)
-			}
+			waits = append(waits, r.waits()[0])
 		}
+		spread(t, "the default's first wait", waits, 100*time.Millisecond, 200*time.Millisecond)
 	})
+	cfg := &retry.Config{}
+	retry.Delay(time.Second)(cfg)
+	var waits []time.Duration
+	for range 400 {
+		waits = append(waits, retry.FullJitterBackoffDelay(2, nil, cfg))
+	}
+	spread(t, "FullJitterBackoffDelay(2) with Delay 1s", waits, 0, 4*time.Second)
 }
 
 // TestAvastNoWaitAboveCap: only with MaxDelay, none by default. The default
@@ -65,7 +74,8 @@ func TestAvastNoWaitAboveCap(t *testing.T) {
 }
 
 // TestAvastOverflowSafety: BackOffDelay caps the shift (options.go:115-134),
-// but FullJitterBackoffDelay without MaxDelay turns Delay·2ⁿ, a float above
+// so its waits never fall as n grows, whatever the Delay; but
+// FullJitterBackoffDelay without MaxDelay turns Delay·2ⁿ, a float above
 // MaxInt64, into a negative integer on amd64 and rand.Int63n panics on it
 // (options.go:169-188): from n = 37 at the default 100ms, 40 at 10ms and 34
 // at 1s.
@@ -84,10 +94,17 @@ func TestAvastOverflowSafety(t *testing.T) {
 			t.Errorf("Delay %v: FullJitterBackoffDelay(%d) does not panic, want a panic", tt.delay, tt.n)
 		}
 	}
-	cfg := &retry.Config{}
-	retry.Delay(time.Second)(cfg)
-	if d := retry.BackOffDelay(1000, nil, cfg); d <= 0 {
-		t.Errorf("BackOffDelay(1000) = %v, want a positive, saturated wait", d)
+	for _, delay := range []time.Duration{1, time.Millisecond, time.Second, time.Hour, math.MaxInt64 / 2} {
+		cfg := &retry.Config{}
+		retry.Delay(delay)(cfg)
+		prev := time.Duration(0)
+		for n := uint(1); n <= 1000; n++ { // Do calls it from n = 1 (retry.go:207-209)
+			d := retry.BackOffDelay(n, nil, cfg)
+			if d <= 0 || d < prev {
+				t.Fatalf("Delay %v: BackOffDelay(%d) = %v after %v, want positive and never less", delay, n, d, prev)
+			}
+			prev = d
+		}
 	}
 }
 
@@ -123,29 +140,35 @@ func TestAvastCtxCheckedBeforeFirstCall(t *testing.T) {
 }
 
 // TestAvastCancelKeepsCauseAndLastError: with a finite Attempts, the cause
-// and all errors (retry.go:210-215), but the cause only with LastErrorOnly;
-// with Attempts(0) or UntilSucceeded, the cause only unless
-// WrapContextErrorWithLastError(true) (retry.go:160-166).
+// and every error (retry.go:210-215), but the cause only with
+// LastErrorOnly; with Attempts(0) or UntilSucceeded, the cause only unless
+// WrapContextErrorWithLastError(true) (retry.go:160-166), which keeps the
+// last error alone. Each call fails with an error of its own, so that every
+// error, the last only and none can be told apart.
 func TestAvastCancelKeepsCauseAndLastError(t *testing.T) {
 	tests := []struct {
-		name     string
-		opts     []retry.Option
-		lastKept bool
+		name string
+		opts []retry.Option
+		kept string // which of the three errors fn returned Do's error holds
 	}{
-		{"finite Attempts", []retry.Option{retry.Attempts(5)}, true},
-		{"finite Attempts, LastErrorOnly", []retry.Option{retry.Attempts(5), retry.LastErrorOnly(true)}, false},
-		{"UntilSucceeded", []retry.Option{retry.UntilSucceeded()}, false},
-		{"UntilSucceeded, WrapContextErrorWithLastError", []retry.Option{retry.UntilSucceeded(), retry.WrapContextErrorWithLastError(true)}, true},
+		{"finite Attempts", []retry.Option{retry.Attempts(5)}, "every"},
+		{"finite Attempts, LastErrorOnly", []retry.Option{retry.Attempts(5), retry.LastErrorOnly(true)}, "none"},
+		{"UntilSucceeded", []retry.Option{retry.UntilSucceeded()}, "none"},
+		{"UntilSucceeded, WrapContextErrorWithLastError", []retry.Option{retry.UntilSucceeded(), retry.WrapContextErrorWithLastError(true)}, "last"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx, cancel := context.WithCancelCause(context.Background())
-				time.AfterFunc(time.Second, func() { cancel(errStop) })
-				opts := append([]retry.Option{retry.Context(ctx), retry.Delay(time.Minute)}, tt.opts...)
-				err := retry.Do(func() error { return errBoom }, opts...)
-				if !errors.Is(err, errStop) || errors.Is(err, errBoom) != tt.lastKept {
-					t.Errorf("Do() = %v, want the cause %v, with the last error: %t", err, errStop, tt.lastKept)
+				time.AfterFunc(150*time.Second, func() { cancel(errStop) })
+				errs := []error{errors.New("first"), errors.New("second"), errors.New("third")}
+				r := newRecorder(errs...)
+				opts := append([]retry.Option{retry.Context(ctx), retry.Delay(time.Minute), retry.DelayType(retry.FixedDelay)}, tt.opts...)
+				err := retry.Do(r.call, opts...)
+				kept := map[bool]map[bool]string{false: {false: "none", true: "last"}, true: {false: "first, not last", true: "every"}}
+				got := kept[errors.Is(err, errs[0]) && errors.Is(err, errs[1])][errors.Is(err, errs[2])]
+				if r.calls() != 3 || !errors.Is(err, errStop) || got != tt.kept {
+					t.Errorf("Do() = %v after %d calls, want the cause %v and %s of the 3 errors after 3; it holds %s", err, r.calls(), errStop, tt.kept, got)
 				}
 			})
 		})
@@ -166,13 +189,23 @@ func TestAvastDeadlineAware(t *testing.T) {
 }
 
 // TestAvastServerHints: none built in: an error's RetryAfter method is not
-// read, and the wait is the usual 100-200ms. A DelayTypeFunc gets the error
-// (options.go:105) and could read one.
+// read, and the wait is the usual 100-200ms. A DelayTypeFunc is handed the
+// error (options.go:105), so it can read one: here it waits the hour.
 func TestAvastServerHints(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder(hourHint{})
 		if err := retry.Do(r.call); err != nil || r.waits()[0] >= 200*time.Millisecond {
 			t.Errorf("Do() = %v after a wait of %v, want nil after less than 200ms", err, r.waits()[0])
+		}
+		hinted := func(n uint, err error, cfg *retry.Config) time.Duration {
+			if h, ok := err.(interface{ RetryAfter() time.Duration }); ok {
+				return h.RetryAfter()
+			}
+			return 0
+		}
+		r = newRecorder(hourHint{})
+		if err := retry.Do(r.call, retry.DelayType(hinted)); err != nil || r.waits()[0] != time.Hour {
+			t.Errorf("Do(DelayType reading the error) = %v after a wait of %v, want nil after 1h", err, r.waits()[0])
 		}
 	})
 }
@@ -188,6 +221,11 @@ func TestAvastWhatIsRetried(t *testing.T) {
 		r = newRecorder(retry.Unrecoverable(errBoom))
 		if err := retry.Do(r.call); !errors.Is(err, errBoom) || r.calls() != 1 {
 			t.Errorf("Do(Unrecoverable) = %v after %d calls, want %v after 1", err, r.calls(), errBoom)
+		}
+		r = newRecorder(errBoom, errStop, errBoom)
+		notStop := retry.RetryIf(func(err error) bool { return err != errStop })
+		if err := retry.Do(r.call, notStop); !errors.Is(err, errStop) || r.calls() != 2 {
+			t.Errorf("Do(RetryIf rejecting the second error) = %v after %d calls, want %v after 2", err, r.calls(), errStop)
 		}
 	})
 }

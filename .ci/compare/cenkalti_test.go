@@ -50,10 +50,15 @@ func TestCenkaltiNoWaitAboveCap(t *testing.T) {
 // TestCenkaltiOverflowSafety: the interval saturates at MaxInterval
 // (exponential.go:96), but the ±50% jitter then turns a float above
 // MaxInt64 into an integer (exponential.go:117), which on amd64 is MinInt64:
-// a negative wait, on which the timer fires at once.
+// a negative wait, on which Retry's timer fires at once (retry.go:108-133).
+// Retry thus retries at once after every wait that overflowed; a wait that
+// did not, near MaxInt64, passes MaxElapsedTime and ends Retry.
 func TestCenkaltiOverflowSafety(t *testing.T) {
 	amd64(t)
-	b := &backoff.ExponentialBackOff{InitialInterval: math.MaxInt64, RandomizationFactor: 0.5, Multiplier: 1.5, MaxInterval: math.MaxInt64}
+	overflowing := func() *backoff.ExponentialBackOff {
+		return &backoff.ExponentialBackOff{InitialInterval: math.MaxInt64, RandomizationFactor: 0.5, Multiplier: 1.5, MaxInterval: math.MaxInt64}
+	}
+	b := overflowing()
 	negative := 0
 	for range 200 {
 		if b.NextBackOff() == math.MinInt64 {
@@ -65,17 +70,50 @@ func TestCenkaltiOverflowSafety(t *testing.T) {
 		t.Errorf("no wait of 200 was MinInt64, want about half")
 	}
 	t.Logf("%d of 200 waits were MinInt64", negative)
+	synctest.Test(t, func(t *testing.T) {
+		// Each Retry makes a second call with a chance of 1/2: 64 of them
+		// all stop after one with a chance of 2⁻⁶⁴.
+		retried := 0
+		for range 64 {
+			r := newRecorder(fails(100, errBoom)...)
+			_, err := backoff.Retry(context.Background(), func() (int, error) { return 0, r.call() }, backoff.WithBackOff(overflowing()))
+			if err != errBoom || time.Since(r.start) != 0 {
+				t.Fatalf("Retry() = %v after %d calls and %v, want %v without a wait", err, r.calls(), time.Since(r.start), errBoom)
+			}
+			retried += r.calls() - 1
+		}
+		if retried == 0 {
+			t.Errorf("64 Retry calls made no second call, want retries after waits of 0")
+		}
+	})
 }
 
 // TestCenkaltiZeroValue: Retry's defaults are 500ms ×1.5 up to 60s with
 // ±50% (exponential.go:57-62), no limit on tries, and a MaxElapsedTime of
-// 15 minutes (retry.go:10); a zero ExponentialBackOff{} waits 0s.
+// 15 minutes (retry.go:10); a zero ExponentialBackOff{} waits 0s. It times
+// what Retry with no options does: the first wait spread over
+// [250ms, 750ms], the second over [375ms, 1.125s], the 20th, at the cap,
+// over [30s, 90s].
 func TestCenkaltiZeroValue(t *testing.T) {
 	if backoff.DefaultInitialInterval != 500*time.Millisecond || backoff.DefaultMultiplier != 1.5 ||
 		backoff.DefaultMaxInterval != 60*time.Second || backoff.DefaultMaxElapsedTime != 15*time.Minute {
 		t.Errorf("defaults = %v ×%v to %v, %v in all; want 500ms ×1.5 to 60s, 15m", backoff.DefaultInitialInterval,
 			backoff.DefaultMultiplier, backoff.DefaultMaxInterval, backoff.DefaultMaxElapsedTime)
 	}
+	synctest.Test(t, func(t *testing.T) {
+		var waits [3][]time.Duration
+		for range 400 {
+			r := newRecorder(fails(20, errBoom)...)
+			if _, err := backoff.Retry(context.Background(), func() (int, error) { return 0, r.call() }); err != nil {
+				t.Fatalf("Retry() = %v, want nil", err)
+			}
+			w := r.waits()
+			waits[0], waits[1], waits[2] = append(waits[0], w[0]), append(waits[1], w[1]), append(waits[2], w[19])
+		}
+		spread(t, "Retry's first wait", waits[0], 250*time.Millisecond, 750*time.Millisecond)
+		spread(t, "Retry's second wait", waits[1], 375*time.Millisecond, 1125*time.Millisecond)
+		spread(t, "Retry's 20th wait", waits[2], 30*time.Second, 90*time.Second)
+	})
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder(fails(1000, errBoom)...)
 		_, err := backoff.Retry(context.Background(), func() (int, error) { return 0, r.call() })
@@ -135,7 +173,7 @@ func TestCenkaltiDeadlineAware(t *testing.T) {
 
 // TestCenkaltiServerHints: a RetryAfterError replaces the backoff, without
 // jitter, bounded only by MaxElapsedTime (retry.go:114-124), not by
-// MaxInterval.
+// MaxInterval: a hint that would pass MaxElapsedTime ends Retry at once.
 func TestCenkaltiServerHints(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &backoff.ExponentialBackOff{InitialInterval: time.Millisecond, RandomizationFactor: 0.5, Multiplier: 2, MaxInterval: time.Second}
@@ -144,6 +182,13 @@ func TestCenkaltiServerHints(t *testing.T) {
 			backoff.WithBackOff(b), backoff.WithMaxElapsedTime(2*time.Hour))
 		if err != nil || r.calls() != 2 || r.waits()[0] != time.Hour {
 			t.Errorf("Retry() = %v after waits %v, want nil after exactly 1h", err, r.waits())
+		}
+		hint := backoff.RetryAfter(3600)
+		r = newRecorder(hint)
+		_, err = backoff.Retry(context.Background(), func() (int, error) { return 0, r.call() },
+			backoff.WithBackOff(b), backoff.WithMaxElapsedTime(30*time.Minute))
+		if err != hint || r.calls() != 1 || time.Since(r.start) != 0 {
+			t.Errorf("Retry(MaxElapsedTime 30m) = %v after %d calls and %v, want the hint's error at once", err, r.calls(), time.Since(r.start))
 		}
 	})
 }

@@ -90,3 +90,21 @@ func fails(n int, err error) []error {
 	}
 	return errs
 }
+
+// spread checks that 400 waits look drawn uniformly from [lo, hi]: all
+// inside it, and some within a twentieth of its width of either end. For
+// uniform draws each end is missed with a chance of 0.95⁴⁰⁰, 1e-9; waits
+// pinned to one value, or drawn from one side only, miss an end for sure.
+func spread(t *testing.T, what string, waits []time.Duration, lo, hi time.Duration) {
+	t.Helper()
+	low, top := waits[0], waits[0]
+	for _, w := range waits {
+		if w < lo || w > hi {
+			t.Fatalf("%s = %v, want within [%v, %v]", what, w, lo, hi)
+		}
+		low, top = min(low, w), max(top, w)
+	}
+	if edge := (hi - lo) / 20; low > lo+edge || top < hi-edge {
+		t.Errorf("%s spans [%v, %v] over %d draws, want near [%v, %v]", what, low, top, len(waits), lo, hi)
+	}
+}

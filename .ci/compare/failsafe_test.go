@@ -28,8 +28,18 @@ func runFailsafe(ctx context.Context, rp retrypolicy.RetryPolicy[any], op func()
 
 // TestFailsafeFullJitter: no: WithBackoff waits exactly Delay·2ⁿ
 // (retrypolicy/retryexecutor.go:144-153); WithJitter and WithJitterFactor
-// add ± jitter around the delay (internal/util/util.go:155-171).
+// add ± jitter around the delay (internal/util/util.go:155-171): with a
+// delay of 1s, WithJitter(250ms) draws from [0.75s, 1.25s], below the delay
+// as well as above it.
 func TestFailsafeFullJitter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rp := retrypolicy.NewBuilder[any]().WithDelay(time.Second).WithJitter(250 * time.Millisecond).WithMaxRetries(400).Build()
+		r := newRecorder(fails(400, errBoom)...)
+		if err := runFailsafe(context.Background(), rp, r.call); err != nil {
+			t.Fatal(err)
+		}
+		spread(t, "a wait with WithJitter(250ms)", r.waits(), 750*time.Millisecond, 1250*time.Millisecond)
+	})
 	synctest.Test(t, func(t *testing.T) {
 		rp := retrypolicy.NewBuilder[any]().WithBackoff(time.Second, time.Hour).WithMaxRetries(3).Build()
 		r := newRecorder(errBoom, errBoom, errBoom)
@@ -46,22 +56,15 @@ func TestFailsafeFullJitter(t *testing.T) {
 
 // TestFailsafeNoWaitAboveCap: no: the jitter is applied after the cap
 // (retrypolicy/retryexecutor.go:130-140): with a max delay of 1s and a
-// jitter factor of 0.5, waits reach 1.5s.
+// jitter factor of 0.5, waits are drawn from [0.5s, 1.5s], around the cap.
 func TestFailsafeNoWaitAboveCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rp := retrypolicy.NewBuilder[any]().WithBackoff(time.Second, time.Second).WithJitterFactor(0.5).WithMaxRetries(200).Build()
-		r := newRecorder(fails(200, errBoom)...)
+		rp := retrypolicy.NewBuilder[any]().WithBackoff(time.Second, time.Second).WithJitterFactor(0.5).WithMaxRetries(400).Build()
+		r := newRecorder(fails(400, errBoom)...)
 		if err := runFailsafe(context.Background(), rp, r.call); err != nil {
 			t.Fatal(err)
 		}
-		var top time.Duration
-		for _, w := range r.waits() {
-			top = max(top, w)
-		}
-		// 200 draws from [0.5s, 1.5s] all stay below 1.4s with a chance of 0.9²⁰⁰, 7e-10.
-		if top <= 1400*time.Millisecond || top > 1500*time.Millisecond {
-			t.Errorf("longest of 200 waits with a max delay of 1s = %v, want above 1.4s", top)
-		}
+		spread(t, "a wait with a max delay of 1s and a jitter factor of 0.5", r.waits(), 500*time.Millisecond, 1500*time.Millisecond)
 	})
 }
 
@@ -138,9 +141,10 @@ func TestFailsafeDeadlineAware(t *testing.T) {
 
 // TestFailsafeServerHints: failsafehttp's DelayFunc reads Retry-After in
 // integer seconds only, on 429 and 503 only (failsafehttp/policy.go:71-82),
-// bounded by nothing but WithMaxDuration: Retry-After: 99999999999
+// and the policy's max delay does not bound it: Retry-After: 99999999999
 // overflows into a wait of about 246 years, an HTTP-date is ignored, and a
-// 502's Retry-After too.
+// 502's Retry-After too; an ignored hint leaves the retry to the policy's
+// own delay, here 1ms.
 func TestFailsafeServerHints(t *testing.T) {
 	absurd := int64(99999999999)
 	wrapped := time.Second * time.Duration(absurd) // as failsafehttp computes it
@@ -150,14 +154,15 @@ func TestFailsafeServerHints(t *testing.T) {
 		want       time.Duration
 	}{
 		{http.StatusServiceUnavailable, "99999999999", wrapped},
-		{http.StatusTooManyRequests, "Wed, 21 Oct 2026 07:28:00 GMT", 0},
-		{http.StatusBadGateway, "30", 0},
+		{http.StatusTooManyRequests, "Wed, 21 Oct 2026 07:28:00 GMT", time.Millisecond},
+		{http.StatusBadGateway, "30", time.Millisecond},
 		{http.StatusServiceUnavailable, "30", 30 * time.Second},
+		{http.StatusTooManyRequests, "30", 30 * time.Second},
 	}
 	for _, tt := range tests {
 		ctx, cancel := context.WithCancel(context.Background())
-		var delay time.Duration
-		rp := failsafehttp.NewRetryPolicyBuilder().
+		delay := time.Duration(-1) // no retry scheduled
+		rp := failsafehttp.NewRetryPolicyBuilder().WithBackoff(time.Millisecond, time.Second).
 			OnRetryScheduled(func(e failsafe.ExecutionScheduledEvent[*http.Response]) { delay = e.Delay; cancel() }).
 			Build()
 		resp := &http.Response{StatusCode: tt.code, Header: http.Header{"Retry-After": {tt.retryAfter}}}
@@ -172,12 +177,23 @@ func TestFailsafeServerHints(t *testing.T) {
 	}
 }
 
-// TestFailsafeWhatIsRetried: every error by default (retrypolicy/retry.go:204-211).
+// TestFailsafeWhatIsRetried: every error by default
+// (retrypolicy/retry.go:204-211), or as HandleIf and AbortOnErrors say.
 func TestFailsafeWhatIsRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder(errBoom, errBoom)
 		if err := runFailsafe(context.Background(), retrypolicy.NewWithDefaults[any](), r.call); err != nil || r.calls() != 3 {
 			t.Errorf("Run() = %v after %d calls, want nil after 3", err, r.calls())
+		}
+		handled := retrypolicy.NewBuilder[any]().HandleIf(func(_ any, err error) bool { return err != errStop }).Build()
+		r = newRecorder(errBoom, errStop)
+		if err := runFailsafe(context.Background(), handled, r.call); err != errStop || r.calls() != 2 {
+			t.Errorf("Run(HandleIf rejecting the second error) = %v after %d calls, want %v after 2", err, r.calls(), errStop)
+		}
+		aborting := retrypolicy.NewBuilder[any]().AbortOnErrors(errStop).Build()
+		r = newRecorder(errBoom, errStop)
+		if err := runFailsafe(context.Background(), aborting, r.call); err != errStop || r.calls() != 2 {
+			t.Errorf("Run(AbortOnErrors of the second error) = %v after %d calls, want %v after 2", err, r.calls(), errStop)
 		}
 	})
 }

@@ -17,8 +17,9 @@ import (
 // backoff_exponential.go in the module cache, at the lines named in each
 // probe.
 
-// TestSethvargoFullJitter: opt-in with WithFullJitter (backoff.go:101); a
-// bare NewExponential waits exactly base·2ⁿ.
+// TestSethvargoFullJitter: opt-in with WithFullJitter (backoff.go:101),
+// which draws from [0, base·2ⁿ); a bare NewExponential waits exactly
+// base·2ⁿ.
 func TestSethvargoFullJitter(t *testing.T) {
 	b := retry.NewExponential(time.Second)
 	for _, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
@@ -26,6 +27,14 @@ func TestSethvargoFullJitter(t *testing.T) {
 			t.Errorf("Next() = %v, want exactly %v", d, want)
 		}
 	}
+	var waits []time.Duration
+	for range 400 {
+		b := retry.WithFullJitter(retry.NewExponential(time.Second))
+		b.Next()
+		d, _ := b.Next()
+		waits = append(waits, d)
+	}
+	spread(t, "WithFullJitter's second wait with base 1s", waits, 0, 2*time.Second)
 }
 
 // TestSethvargoNoWaitAboveCap: it depends on the order of the wrappers
