@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"math/big"
@@ -1450,6 +1451,7 @@ func (s *recovering) call(context.Context) error {
 type fleetResult struct {
 	calls, after, peak int
 	drain              time.Duration
+	perSlot            []int // calls in each slot after the outage
 }
 
 // runFleet starts clients that each call do against one recovering server
@@ -1471,8 +1473,12 @@ func runFleet(t *testing.T, clients int, do func(fn func(context.Context) error)
 		}
 		wg.Wait()
 		res = fleetResult{calls: s.calls, after: s.after, drain: s.lastOK - s.outage}
-		for _, n := range s.perSlot {
+		for slot, n := range s.perSlot {
 			res.peak = max(res.peak, n)
+			for len(res.perSlot) <= slot {
+				res.perSlot = append(res.perSlot, 0)
+			}
+			res.perSlot[slot] = n
 		}
 	})
 	return res
@@ -1498,10 +1504,17 @@ func fleets(t *testing.T) (jittered, baseline fleetResult) {
 	return jittered, baseline
 }
 
+var fleetSeries = flag.String("fleet.series", "", "a CSV file for the calls per 10ms slot of TestFleet's two fleets, for .ci/compare/cmd/fleetplot")
+
 // TestFleet shows what full jitter does for a service that comes back
 // from an outage.
 func TestFleet(t *testing.T) {
 	jittered, baseline := fleets(t)
+	if *fleetSeries != "" {
+		if err := writeSeries(*fleetSeries, jittered.perSlot, baseline.perSlot); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, r := range []struct {
 		name string
 		fleetResult
@@ -1518,6 +1531,24 @@ func TestFleet(t *testing.T) {
 	if jittered.peak >= 50 {
 		t.Errorf("Do's peak is %d calls in a slot, want below the capacity of 50", jittered.peak)
 	}
+}
+
+// writeSeries writes the calls per 10ms slot of two fleets to a CSV file,
+// one row per slot: its start in milliseconds after the outage, then the
+// calls of each fleet.
+func writeSeries(name string, jittered, baseline []int) error {
+	var b strings.Builder
+	b.WriteString("ms,full jitter,no jitter\n")
+	for i := range max(len(jittered), len(baseline)) {
+		at := func(s []int) int {
+			if i < len(s) {
+				return s[i]
+			}
+			return 0
+		}
+		fmt.Fprintf(&b, "%d,%d,%d\n", 10*i, at(jittered), at(baseline))
+	}
+	return os.WriteFile(name, []byte(b.String()), 0o644)
 }
 
 // TestTour is the README's first command, go test -run Tour -v: it shows

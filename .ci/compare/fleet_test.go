@@ -4,10 +4,13 @@ package compare
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -64,6 +67,7 @@ func (s *recovering) admit() bool {
 type fleet struct {
 	calls, after, peak int
 	drain              time.Duration
+	perSlot            []int // calls in each slot after the outage
 }
 
 // runFleetRealNetwork starts clients that each call do with an fn that GETs
@@ -106,11 +110,17 @@ func runFleetRealNetwork(t *testing.T, clients int, do func(fn func(context.Cont
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f := fleet{calls: s.calls, after: s.after, drain: s.lastOK - s.outage}
-	for _, n := range s.perSlot {
+	for slot, n := range s.perSlot {
 		f.peak = max(f.peak, n)
+		for len(f.perSlot) <= slot {
+			f.perSlot = append(f.perSlot, 0)
+		}
+		f.perSlot[slot] = n
 	}
 	return f
 }
+
+var fleetSeries = flag.String("fleet.series", "", "a CSV file for the calls per 10ms slot of TestFleetRealNetwork's two fleets, for cmd/fleetplot")
 
 // TestFleetRealNetwork runs the README's fleet on the real clock against an
 // HTTP server on loopback: 1,000 clients, a 2s outage, then at most 50
@@ -134,6 +144,11 @@ func TestFleetRealNetwork(t *testing.T) {
 			time.Sleep(min(p.Max, p.Base<<min(n, 20)))
 		}
 	})
+	if *fleetSeries != "" {
+		if err := writeSeries(*fleetSeries, jittered.perSlot, baseline.perSlot); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, r := range []struct {
 		name string
 		fleet
@@ -152,4 +167,22 @@ func TestFleetRealNetwork(t *testing.T) {
 	if jittered.drain >= baseline.drain {
 		t.Errorf("Do drained in %v, want sooner than the baseline's %v", jittered.drain, baseline.drain)
 	}
+}
+
+// writeSeries writes the calls per 10ms slot of two fleets to a CSV file,
+// in the form of the retry module's TestFleet: one row per slot, its start
+// in milliseconds after the outage, then the calls of each fleet.
+func writeSeries(name string, jittered, baseline []int) error {
+	var b strings.Builder
+	b.WriteString("ms,full jitter,no jitter\n")
+	for i := range max(len(jittered), len(baseline)) {
+		at := func(s []int) int {
+			if i < len(s) {
+				return s[i]
+			}
+			return 0
+		}
+		fmt.Fprintf(&b, "%d,%d,%d\n", 10*i, at(jittered), at(baseline))
+	}
+	return os.WriteFile(name, []byte(b.String()), 0o644)
 }
