@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 
-// Package compare holds the evidence behind README.md's comparison with other
-// Go retry libraries, in a module of its own so that the retry module
-// requires nothing.
+// Package compare holds the evidence behind README.md, in a module of its
+// own so that the retry module requires nothing. README.md in this
+// directory reports what it measures, with the command behind each figure.
 //
 //   - cenkalti_test.go, avast_test.go, sethvargo_test.go and failsafe_test.go
 //     hold one probe for each cell of the comparison table about that
@@ -12,16 +12,19 @@
 //     being true fails CI.
 //   - bench_test.go measures the overhead of each library side by side, and
 //     counts allocations.
-//   - db_test.go retries serialization failures against a real PostgreSQL.
+//   - db_test.go retries serialization failures against a real PostgreSQL,
+//     and asserts what the evidence says of it.
 //   - fleet_test.go runs a fleet of clients against an HTTP server on
-//     loopback, on the real clock.
+//     loopback, on the real clock; cmd/fleetplot draws it beside the
+//     retry module's fleet in virtual time.
 //
 // Run from this directory:
 //
 //	go test ./...                             # the probes
-//	go test -run '^$' -bench . -benchmem     # the overhead table
-//	PGURL=... go test -run Database -v        # the database table
-//	go test -run FleetRealNetwork -v         # the fleet on a real network
+//	go test -run '^$' -bench . -benchmem      # the overhead table
+//	PGURL=... go test -run Database -v        # the database tables
+//	go test -run FleetRealNetwork -v          # the fleet on a real network
+//	go run ./cmd/fleetplot -o fleet.svg       # the fleet plot
 package compare
 
 import (
