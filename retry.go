@@ -26,9 +26,9 @@
 //     hint h: the next wait is drawn from [h, min(Max, h + max(h, c))], where
 //     c is the ceiling. A hint above Max makes Do return fn's error at once,
 //     so that a hostile server cannot park a goroutine for hours.
-//   - A nil pointer in the tree is a leaf whose methods Do does not call, as
-//     fmt prints it <nil> rather than panic. This covers pointers only: an
-//     error of a func or map type that is nil is called like any other.
+//   - A nil pointer in the tree is a leaf whose methods Do does not call, and
+//     Do's own messages print it as <nil>, as fmt does. This covers pointers
+//     only: a nil error of a func or map type is called like any other.
 //   - No attempt starts once ctx is done, and a cancel during a wait
 //     returns at that instant. The error Do returns then matches ctx.Err(),
 //     [context.Cause] and the last error fn returned under [errors.Is].
@@ -89,13 +89,14 @@ var (
 // would draw under: the jitter is at least as wide as the hint, so clients
 // given the same hint do not come back together, and it is kept inside the
 // room the hint leaves below Max, so a hint of exactly Max makes the wait
-// Max. A lone client thus waits about 1.5h on average after a small hint.
+// Max. The cost: after a hint at or above the ceiling, and below Max/2, a
+// client waits 1.5h on average, where the server asked for h.
 //
 // Do draws the wait before it looks at ctx's deadline, so when the deadline
-// falls inside the wait's range, whether Do returns early is random: it
-// gives up with a probability of 1 − (time left ÷ the range's width), or
-// at once when the whole range lies past the deadline. The clients that go
-// on are spread over the time left as full jitter spreads them, rather
+// falls inside the wait's range [lo, hi], whether Do returns early is
+// random: it gives up with a chance of (hi − left) ÷ (hi − lo), where left
+// is the time to the deadline, and always when left ≤ lo. The clients that
+// go on are spread over the time left as full jitter spreads them, rather
 // than crowded into its end. Keep Max well below the deadline.
 //
 // Do calls fn on the calling goroutine, never two calls at once, and does not
