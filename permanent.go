@@ -40,7 +40,7 @@ func Permanent(err error) error {
 
 type permanent struct{ err error }
 
-func (e *permanent) Error() string { return e.err.Error() }
+func (e *permanent) Error() string { return text(e.err) }
 func (e *permanent) Unwrap() error { return e.err }
 
 // After wraps err with a hint that the next attempt should wait at least d,
@@ -65,7 +65,7 @@ type after struct {
 	d   time.Duration
 }
 
-func (e *after) Error() string             { return e.err.Error() }
+func (e *after) Error() string             { return text(e.err) }
 func (e *after) Unwrap() error             { return e.err }
 func (e *after) RetryAfter() time.Duration { return e.d }
 
@@ -74,7 +74,7 @@ func (e *after) RetryAfter() time.Duration { return e.d }
 // error but hides the markers below it from every Do.
 type spent struct{ err error }
 
-func (e *spent) Error() string { return e.err.Error() }
+func (e *spent) Error() string { return text(e.err) }
 func (e *spent) Unwrap() error { return e.err }
 
 // unmarked returns what Do returns when err, an error fn returned, holds a
@@ -147,7 +147,8 @@ func nilPointer(err error) bool {
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
-// text returns err's message, or "<nil>" for a nil pointer, as fmt prints it.
+// text returns err's message, or "<nil>" for a nil pointer, as fmt prints
+// it. Every error the package makes prints the error it holds with text.
 func text(err error) string {
 	if nilPointer(err) {
 		return "<nil>"

@@ -27,8 +27,9 @@
 //     c is the ceiling. A hint above Max makes Do return fn's error at once,
 //     so that a hostile server cannot park a goroutine for hours.
 //   - A nil pointer in the tree is a leaf whose methods Do does not call, and
-//     Do's own messages print it as <nil>, as fmt does. This covers pointers
-//     only: a nil error of a func or map type is called like any other.
+//     the errors this package makes print it as <nil>, as fmt does. This
+//     covers pointers only: a nil error of a func or map type is called like
+//     any other.
 //   - No attempt starts once ctx is done, and a cancel during a wait
 //     returns at that instant. The error Do returns then matches ctx.Err(),
 //     [context.Cause] and the last error fn returned under [errors.Is].

@@ -818,18 +818,24 @@ func TestDoTypedNilInTree(t *testing.T) {
 }
 
 // TestDoTypedNilInStopMessage ends ctx on an fn that returns a nil pointer,
-// and cancels with a nil pointer as the cause: the message says <nil> for
-// each, as fmt does, rather than panic.
+// bare or in After, and cancels with a nil pointer as the cause: the
+// message says <nil> for each, as fmt does, rather than panic. Permanent and
+// After of a nil pointer print <nil> too.
 func TestDoTypedNilInStopMessage(t *testing.T) {
 	var typed *nilErr
-	ctx, cancel := context.WithCancelCause(context.Background())
-	err := retry.Do(ctx, retry.Policy{}, func(context.Context) error {
-		cancel(typed)
-		return typed
-	})
-	want := "retry: context canceled (cause: <nil>); last error: <nil>"
-	if err == nil || err.Error() != want {
-		t.Errorf("Do() = %v, want %q", err, want)
+	for _, last := range []error{typed, retry.After(typed, time.Hour)} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		err := retry.Do(ctx, retry.Policy{}, func(context.Context) error {
+			cancel(typed)
+			return last
+		})
+		want := "retry: context canceled (cause: <nil>); last error: <nil>"
+		if err == nil || err.Error() != want {
+			t.Errorf("Do() = %v, want %q", err, want)
+		}
+	}
+	if msg := retry.Permanent(typed).Error(); msg != "<nil>" {
+		t.Errorf("Permanent(nil pointer).Error() = %q, want %q", msg, "<nil>")
 	}
 }
 
