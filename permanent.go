@@ -89,9 +89,9 @@ func unmarked(err error) error {
 	return &spent{err}
 }
 
-// A verdict is what Do reads from the tree of an error fn returned. Its
-// methods are read as [errors.As] would find them: from the first error in
-// the tree that has the method.
+// A verdict is what Do reads from the tree of an error fn returned. The
+// Retryable and RetryAfter methods are read as [errors.As] would find them:
+// from the first error in the tree that has the method.
 type verdict struct {
 	marked         bool          // the tree holds a marker that Do may see
 	classed, final bool          // an error had a Retryable method, and it said false

@@ -226,7 +226,7 @@ func stopped(ctx context.Context, last error) error {
 }
 
 func (e *stopError) Error() string {
-	msg := "retry: " + e.ctx.Error()
+	msg := "retry: " + text(e.ctx)
 	if e.early {
 		msg = "retry: the next wait would pass the context deadline"
 	}

@@ -1214,7 +1214,25 @@ func TestDoBrokenContext(t *testing.T) {
 	if !errors.Is(err, errBoom) || err.Error() == "" {
 		t.Errorf("Do() = %v, want an error holding %v", err, errBoom)
 	}
+	var typed *msgErr
+	err = retry.Do(nilErrCtx{context.Background(), typed}, retry.Policy{}, succeed)
+	if want := "retry: <nil>"; err == nil || err.Error() != want {
+		t.Errorf("Do(ctx whose Err is a nil pointer) = %v, want %q", err, want)
+	}
 }
+
+// msgErr is an error whose Error method reads its receiver.
+type msgErr struct{ msg string }
+
+func (e *msgErr) Error() string { return e.msg }
+
+// A nilErrCtx is done, and its Err is a nil pointer held in an error.
+type nilErrCtx struct {
+	context.Context
+	err *msgErr
+}
+
+func (c nilErrCtx) Err() error { return c.err }
 
 func TestDoPanicPropagates(t *testing.T) {
 	type oops struct{ n int }
