@@ -67,31 +67,26 @@ func findUser(id int) error {
 	return retry.Permanent(fmt.Errorf("user %d: %w", id, errBadID))
 }
 
-// A marker stops the nearest Do only. When the marker is deeper in fn's
-// error than fn's return, Do returns fn's whole error, context and all,
-// with the marker hidden, so an enclosing Do goes on retrying its own
-// operation.
+// A marker that fn returns itself comes off, so an enclosing Do retries its
+// own operation; a marker deeper in fn's error stays, and stops it too.
 func ExamplePermanent() {
 	p := retry.Policy{Attempts: 3, Base: time.Millisecond}
-	inner := 0
-	loadUser := func(ctx context.Context) error {
-		return retry.Do(ctx, p, func(ctx context.Context) error {
-			inner++
-			return fmt.Errorf("load user: %w", findUser(7))
+	for _, wrap := range []bool{false, true} {
+		calls := 0
+		err := retry.Do(context.Background(), p, func(ctx context.Context) error {
+			return retry.Do(ctx, p, func(ctx context.Context) error {
+				calls++
+				if wrap {
+					return fmt.Errorf("load user: %w", findUser(7))
+				}
+				return findUser(7)
+			})
 		})
+		fmt.Printf("calls: %d, err: %v, bad id: %t\n", calls, err, errors.Is(err, errBadID))
 	}
-	outer := 0
-	err := retry.Do(context.Background(), p, func(ctx context.Context) error {
-		outer++
-		return loadUser(ctx)
-	})
-	fmt.Println("outer attempts:", outer, "inner attempts:", inner)
-	fmt.Println("err:", err)
-	fmt.Println("bad id:", errors.Is(err, errBadID))
 	// Output:
-	// outer attempts: 3 inner attempts: 3
-	// err: load user: user 7: bad id
-	// bad id: true
+	// calls: 3, err: user 7: bad id, bad id: true
+	// calls: 1, err: load user: user 7: bad id, bad id: true
 }
 
 // After hands Do a server's hint without an error type of the caller's

@@ -1,108 +1,67 @@
 // SPDX-License-Identifier: MIT
 
 // Package retry calls a function again when it fails, waiting between calls
-// with capped exponential backoff and full jitter.
+// with capped exponential backoff and full jitter:
 //
 //	err := retry.Do(ctx, retry.Policy{}, func(ctx context.Context) error {
 //		return send(ctx, msg)
 //	})
 //
-// [Do] calls fn until it returns nil, at most [Policy].Attempts times, and
-// returns nil or the reason it stopped. [DoValue] does the same for a
-// function that also returns a value. The rules a caller must know:
-//
-//   - The wait after the (n+1)th failed attempt is drawn uniformly from
-//     [0, min(Max, Base·2ⁿ)], its ceiling (see [Policy.Delay]): full jitter,
-//     so that clients that failed together do not come back together. There
-//     is no wait after the last attempt, which returns fn's error unchanged.
-//     The zero [Policy] is valid: 4 attempts, Base 100ms, Max 10s.
-//   - Do reads fn's error as [errors.Is] and [errors.As] read it, through
-//     %w and [errors.Join]: a [Permanent] marker anywhere in the tree stops
-//     Do, and Do takes the marker off what it returns; otherwise the first
-//     error in the tree with a method Retryable() bool decides, and false
-//     stops Do, which returns fn's error unchanged.
-//   - The first error in the tree with a method RetryAfter() time.Duration,
-//     such as one made with [After] from an HTTP Retry-After header, gives a
-//     hint h: the next wait is drawn from [h, min(Max, h + max(h, c))], where
-//     c is the ceiling. A hint above Max makes Do return fn's error at once,
-//     so that a hostile server cannot park a goroutine for hours.
-//   - A nil pointer in the tree is a leaf whose methods Do does not call, and
-//     the errors this package makes print it as <nil>, as fmt does. This
-//     covers pointers only: a nil error of a func or map type is called like
-//     any other.
-//   - No attempt starts once ctx is done, and a cancel during a wait
-//     returns at that instant. The error Do returns then matches ctx.Err(),
-//     [context.Cause] and the last error fn returned under [errors.Is].
-//   - If ctx has a deadline that the drawn wait would reach, Do returns at
-//     once, with an error that matches [context.DeadlineExceeded] and the
-//     last error, rather than sleep into the deadline (see [Do]).
-//   - fn gets ctx on every call, so a per-attempt timeout belongs inside fn;
-//     its DeadlineExceeded is retried like any other error while ctx lives.
-//   - No error Do returns holds a marker that another Do would see, so an
-//     enclosing Do retries its own operation. A panic in fn is not recovered.
-//
-// Retry only operations that are safe to repeat. Do starts no goroutine and
-// leaves no timer running. A first-try success allocates nothing. With a ctx
-// that can never be canceled, such as [context.Background], Do waits with
-// [time.Sleep], which allocates the goroutine's sleep timer the first time
-// that goroutine sleeps, and nothing after: a retry on a goroutine that has
-// slept before allocates nothing. With a ctx that can be canceled, Do makes
-// one [time.Timer] (3 objects) and reuses it for every wait; it also calls
-// ctx.Done(), which makes a context from [context.WithCancel] allocate its
-// channel if nothing asked for it before.
+// [Do] states the rules. [Policy] sets the attempts and waits, [Permanent]
+// marks an error no retry can mend, and [After] carries a server's hint.
 package retry
 
 import (
-	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
-var (
-	errNilContext = errors.New("retry: nil Context")
-	errNilFunc    = errors.New("retry: nil func")
-)
+var errNilContext = errors.New("retry: nil Context")
+var errNilFunc = errors.New("retry: nil func")
 
-// Do calls fn until it returns nil, at most p.Attempts times, waiting
-// between calls as [Policy.Delay] draws, and returns nil or the reason it
-// stopped. Max below is p.Max after defaults: 10s when it is zero or
-// negative. After a failed call Do checks, in this order:
+// Do calls fn until it returns nil, at most p.Attempts times, and returns
+// nil or the reason it stopped; a nil ctx or fn is an error, without a call.
+// fn runs on the calling goroutine, one call at a time, and gets ctx on
+// every call: a per-attempt timeout belongs inside fn, and its
+// DeadlineExceeded is retried like any other error. Do does not recover a
+// panic in fn. Retry only operations that are safe to repeat.
 //
-//   - for an error holding a [Permanent] marker, it returns the error with
-//     the marker taken off, as [Permanent] says;
-//   - for an error whose first Retryable method returns false, it returns
-//     that error, unchanged;
-//   - after the last attempt, it returns the error fn returned, unchanged,
-//     even if ctx ended during that call;
-//   - once ctx is done, it returns an error that matches ctx.Err(),
-//     [context.Cause] and the last error fn returned under [errors.Is]
-//     (if ctx is done before the first call, fn is never called);
-//   - for an error whose first RetryAfter hint is above Max, it returns that
-//     error, unchanged: the hint is in fn's error, where the caller can read
-//     it, so Max should be at least the longest hint the caller will honour;
-//   - when ctx has a deadline that the drawn wait would reach, it returns at
-//     once an error that matches [context.DeadlineExceeded] and the last
-//     error.
+// Do reads fn's error with [errors.Is] and [errors.As], so %w,
+// [errors.Join], and Is and As methods count as they do there. Below, Max
+// is p.Max after defaults, and "fn's error" is what fn returned last,
+// unchanged. No call starts once ctx is done. After a failed call, in order:
 //
-// A positive RetryAfter hint h, at most Max, makes the next wait a draw
-// from [h, min(Max, h + max(h, c))], where c is the ceiling [Policy.Delay]
-// would draw under: the jitter is at least as wide as the hint, so clients
-// given the same hint do not come back together, and it is kept inside the
-// room the hint leaves below Max, so a hint of exactly Max makes the wait
-// Max. The cost: after a hint at or above the ceiling, and below Max/2, a
-// client waits 1.5h on average, where the server asked for h.
+//   - A [Permanent] marker anywhere in the error stops Do, whatever a
+//     Retryable method says. If fn returned the marker itself, as in
+//     return retry.Permanent(err), Do returns err; otherwise fn's error.
+//   - The first error with a method Retryable() bool decides: false stops
+//     Do, which returns fn's error.
+//   - After the last attempt Do returns fn's error, even if ctx ended
+//     during that call.
+//   - Once ctx is done, Do returns an error that matches ctx.Err(),
+//     [context.Cause] and fn's error under errors.Is, where comparable, on
+//     one line: "retry: context canceled (cause: …); last error: …". A ctx
+//     that ends during a wait ends Do at that instant, with that error.
+//   - The first error with a method RetryAfter() time.Duration, such as one
+//     made by [After], gives a hint h. A hint above Max makes Do return
+//     fn's error, so that a server cannot park a goroutine past Max.
+//   - The wait is drawn from [0, c], where c = min(Max, Base·2ⁿ) after n+1
+//     failed attempts, as [Policy.Delay] draws; after a hint h > 0, from
+//     [h, min(Max, h + max(h, c))], so that clients given one hint come
+//     back apart, and none sooner than asked.
+//   - If the wait would reach ctx's deadline, Do returns at once an error
+//     that matches [context.DeadlineExceeded] and fn's error, but no cause,
+//     as ctx is not done: "retry: the next wait would pass the context
+//     deadline; last error: …". No call could start in time, so the calls
+//     are the same, and the error comes sooner, with time left for a
+//     fallback. With the deadline a time left away inside the wait's range
+//     [lo, hi], this happens with a chance of (hi − left) ÷ (hi − lo).
 //
-// Do draws the wait before it looks at ctx's deadline, so when the deadline
-// falls inside the wait's range [lo, hi], whether Do returns early is
-// random: it gives up with a chance of (hi − left) ÷ (hi − lo), where left
-// is the time to the deadline, and always when left ≤ lo. The clients that
-// go on are spread over the time left as full jitter spreads them, rather
-// than crowded into its end. Keep Max well below the deadline.
-//
-// Do calls fn on the calling goroutine, never two calls at once, and does not
-// recover a panic in fn. A nil ctx or fn is reported as an error, without a
-// call.
+// A marker deeper in fn's error, or in a cancel cause, stays in the error Do
+// returns and stops an enclosing Do too. A marker fn returned itself comes
+// off, so an enclosing Do retries unless its own fn marks the error again.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	switch {
 	case ctx == nil:
@@ -112,40 +71,28 @@ func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	case ctx.Err() != nil:
 		return stopped(ctx, nil)
 	}
-	err := fn(ctx)
-	if err == nil {
-		return nil
-	}
-	return again(ctx, p, fn, err)
-}
-
-// again is the part of Do that runs after the first attempt failed with err,
-// kept apart so that Do's path to a first-try success stays short.
-func again(ctx context.Context, p Policy, fn func(context.Context) error, err error) error {
-	attempts := positive(p.Attempts, defaultAttempts)
 	var s sleeper
-	for n := 0; ; n++ { // n attempts have failed before this one's err
-		v := read(err)
+	for n := 0; ; n++ { // n attempts have failed before this one
+		err := fn(ctx)
+		if m, ok := err.(*permanent); ok {
+			return m.err
+		}
 		switch {
-		case v.marked:
-			return unmarked(err)
-		case v.final, n+1 >= attempts:
+		case err == nil:
+			return nil
+		case errors.Is(err, errMarked), !retryable(err), n+1 >= positive(p.Attempts, 4):
 			return err
 		case ctx.Err() != nil:
 			return stopped(ctx, err)
 		}
-		wait, ok := p.wait(n, v.hint)
-		if !ok {
+		wait, ok := p.wait(n, hint(err))
+		switch deadline, bounded := ctx.Deadline(); {
+		case !ok:
 			return err
-		}
-		if d, ok := ctx.Deadline(); ok && wait >= time.Until(d) {
-			return &stopError{ctx: context.DeadlineExceeded, last: err, early: true}
-		}
-		if !s.sleep(ctx, wait) {
+		case bounded && wait >= time.Until(deadline):
+			return fmt.Errorf("retry: %w; last error: %w", pastDeadline{}, err)
+		case !s.sleep(ctx, wait):
 			return stopped(ctx, err)
-		}
-		if err = fn(ctx); err == nil {
-			return nil
 		}
 	}
 }
@@ -153,98 +100,76 @@ func again(ctx context.Context, p Policy, fn func(context.Context) error, err er
 // DoValue is [Do] for a function that returns a value with its error. It
 // returns the value of the call that succeeded, or the zero value of T with
 // the error Do would have returned.
-func DoValue[T any](ctx context.Context, p Policy, fn func(context.Context) (T, error)) (T, error) {
-	var v T
+func DoValue[T any](ctx context.Context, p Policy, fn func(context.Context) (T, error)) (v T, err error) {
 	if fn == nil {
 		return v, Do(ctx, p, nil) // the same error as Do for a nil ctx or fn
 	}
-	err := Do(ctx, p, func(ctx context.Context) error {
-		var err error
+	err = Do(ctx, p, func(ctx context.Context) (err error) {
 		v, err = fn(ctx)
 		return err
 	})
 	if err != nil {
-		var zero T
-		return zero, err
+		return *new(T), err
 	}
 	return v, nil
 }
 
-// A sleeper waits on a single timer, made on first use and reused after.
+// retryable reports whether err holds no Retryable method that says false.
+func retryable(err error) bool {
+	var r interface{ Retryable() bool }
+	return !errors.As(err, &r) || r.Retryable()
+}
+
+// hint returns err's RetryAfter hint, or 0.
+func hint(err error) time.Duration {
+	var h interface{ RetryAfter() time.Duration }
+	if errors.As(err, &h) {
+		return h.RetryAfter()
+	}
+	return 0
+}
+
+// A sleeper waits on one timer, made on first use and reused after.
 type sleeper struct{ t *time.Timer }
 
-// sleep waits for d or until ctx is done, and reports whether ctx is still
-// alive afterwards.
+// sleep waits for d or until ctx is done, and reports whether ctx lives.
 func (s *sleeper) sleep(ctx context.Context, d time.Duration) bool {
 	switch {
 	case d <= 0:
-		return ctx.Err() == nil // ctx may have ended since Do last asked
 	case ctx.Done() == nil:
-		// A ctx that can never be canceled needs no select, and Sleep uses
-		// the goroutine's own timer, which the runtime allocates on the
-		// goroutine's first Sleep and reuses after.
-		time.Sleep(d)
-		return ctx.Err() == nil
-	case s.t == nil:
-		s.t = time.NewTimer(d)
+		time.Sleep(d) // no timer of Do's own: Sleep reuses the goroutine's
 	default:
-		// Reset is only reached after the last value was taken from t.C,
-		// which keeps it from delivering a stale value under the timer
-		// semantics before Go 1.23 (asynctimerchan=1).
-		s.t.Reset(d)
-	}
-	select {
-	case <-ctx.Done():
-		s.t.Stop()
-		return false
-	case <-s.t.C:
-		// When the timer and ctx are ready together, select picks either;
-		// asking ctx again keeps a canceled ctx from getting one more attempt.
-		return ctx.Err() == nil
-	}
-}
-
-// A stopError is what Do returns when ctx ended it. Like a spent error, it
-// hides the markers below it, in a cancel cause among them, from every Do.
-type stopError struct {
-	ctx   error // ctx.Err(), or DeadlineExceeded for an early stop
-	cause error // context.Cause(ctx) if it is not ctx.Err(), or nil
-	last  error // the last error fn returned, or nil if fn was not called
-	early bool  // Do stopped before a wait that would reach the deadline
-}
-
-// stopped returns the error of a Do that ctx ended after fn returned last.
-func stopped(ctx context.Context, last error) error {
-	// A Context that breaks its contract, done with a nil Err, still gets
-	// an error that says what happened rather than a nil dereference.
-	e := &stopError{ctx: cmp.Or(ctx.Err(), context.Canceled), last: last}
-	// errors.Is rather than ==, which panics on an incomparable error type.
-	if c := context.Cause(ctx); !errors.Is(e.ctx, c) {
-		e.cause = c
-	}
-	return e
-}
-
-func (e *stopError) Error() string {
-	msg := "retry: " + text(e.ctx)
-	if e.early {
-		msg = "retry: the next wait would pass the context deadline"
-	}
-	if e.cause != nil {
-		msg += " (cause: " + text(e.cause) + ")"
-	}
-	if e.last != nil {
-		msg += "; last error: " + text(e.last)
-	}
-	return msg
-}
-
-func (e *stopError) Unwrap() []error {
-	errs := []error{e.ctx}
-	for _, err := range []error{e.cause, e.last} {
-		if err != nil {
-			errs = append(errs, err)
+		if s.t == nil {
+			s.t = time.NewTimer(d)
+		} else {
+			s.t.Reset(d)
+		}
+		select {
+		case <-ctx.Done():
+			s.t.Stop() // before Go 1.23, a running timer stays in the heap
+		case <-s.t.C:
 		}
 	}
-	return errs
+	// Asked after the timer too: select picks either when both are ready.
+	return ctx.Err() == nil
+}
+
+// pastDeadline is what Do wraps when it stops before a wait that would
+// reach ctx's deadline.
+type pastDeadline struct{}
+
+func (pastDeadline) Error() string { return "the next wait would pass the context deadline" }
+func (pastDeadline) Unwrap() error { return context.DeadlineExceeded }
+
+// stopped returns the error of a Do that ctx ended; last is nil before a call.
+func stopped(ctx context.Context, last error) error {
+	format, args := "retry: %w", []any{ctx.Err()}
+	// errors.Is rather than ==, which panics on an incomparable error type.
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(ctx.Err(), cause) {
+		format, args = format+" (cause: %w)", append(args, cause)
+	}
+	if last != nil {
+		format, args = format+"; last error: %w", append(args, last)
+	}
+	return fmt.Errorf(format, args...)
 }

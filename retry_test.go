@@ -8,12 +8,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -474,7 +476,7 @@ func TestDoAttemptsMaxInt(t *testing.T) {
 	})
 }
 
-func TestDoHints(t *testing.T) {
+func TestHintGivesTheWait(t *testing.T) {
 	p := retry.Policy{Attempts: 2, Base: time.Nanosecond, Max: time.Minute}
 	e := errors.New("e")
 	tests := []struct {
@@ -531,89 +533,136 @@ func (e *appError) Error() string   { return "app: " + e.err.Error() }
 func (e *appError) Unwrap() error   { return e.err }
 func (e *appError) Retryable() bool { return e.retry }
 
-// TestClassification has one row per rule that decides whether an error is
-// retried, and what Do returns.
-func TestClassification(t *testing.T) {
+// A chain is a list of errors that delegates Is and As to them in turn and
+// has no Unwrap method, as hashicorp/go-multierror's chain does: only
+// errors.Is and errors.As see inside it.
+type chain struct{ errs []error }
+
+func newChain(errs ...error) *chain { return &chain{errs} }
+
+func (c *chain) Error() string { return fmt.Sprint(c.errs) }
+
+func (c *chain) Is(target error) bool {
+	return slices.ContainsFunc(c.errs, func(err error) bool { return errors.Is(err, target) })
+}
+
+func (c *chain) As(target any) bool {
+	return slices.ContainsFunc(c.errs, func(err error) bool { return errors.As(err, target) })
+}
+
+// nilSafe is an error type whose methods work on a nil receiver.
+type nilSafe struct{}
+
+func (*nilSafe) Error() string   { return "nil-safe" }
+func (*nilSafe) Retryable() bool { return false }
+
+// classify calls Do with a Policy of 3 attempts and an fn that returns err
+// on every call, in virtual time, and checks that Do returns want after
+// calls calls.
+func classify(t *testing.T, err, want error, calls int) {
+	t.Helper()
+	bubble(t, func(t *testing.T) {
+		n := 0
+		got := retry.Do(context.Background(), retry.Policy{Attempts: 3, Base: time.Millisecond}, func(context.Context) error {
+			n++
+			return err
+		})
+		if got != want || n != calls {
+			t.Errorf("Do() = %v after %d calls, want %v after %d", got, n, want, calls)
+		}
+	})
+}
+
+// TestMarkerAnywhereStopsDo pins the first rule of Do's doc: a marker
+// anywhere in fn's error, as errors.Is finds it, stops Do whatever a
+// Retryable method says; Do returns the error inside a marker that fn
+// returned itself, and fn's error unchanged otherwise.
+func TestMarkerAnywhereStopsDo(t *testing.T) {
 	cause := errors.New("cause")
 	perm := retry.Permanent(cause)
-	final := fmt.Errorf("op: %w", retryable(false))
 	wrapped := fmt.Errorf("op: %w", perm)
 	tests := []struct {
-		name   string
-		err    error // what fn returns on every call
-		want   error // what Do returns; nil: err itself
-		behind bool  // Do returns err behind a wrapper that hides its markers
-		calls  int
+		name  string
+		err   error // what fn returns on every call
+		want  error // what Do returns; nil: err itself
+		calls int
 	}{
-		{"a plain error is retried until Attempts", errBoom, errBoom, false, 3},
-		{"a Permanent error stops and returns the error inside", perm, cause, false, 1},
-		{"a wrapped Permanent error stops and keeps fn's whole error", fmt.Errorf("op: %w", perm), nil, true, 1},
-		{"a Permanent error in a join keeps the other errors", errors.Join(errBoom, perm), nil, true, 1},
-		{"two markers in a join keep both errors", errors.Join(perm, retry.Permanent(errBoom)), nil, true, 1},
-		{"a marker in a marker is hidden", retry.Permanent(wrapped), wrapped, true, 1},
-		{"Retryable false stops and returns the error unchanged", final, final, false, 1},
-		{"Retryable false in a join stops", errors.Join(errBoom, final), nil, false, 1},
-		{"Retryable true is retried", retryable(true), retryable(true), false, 3},
-		{"Permanent wins over Retryable true", retry.Permanent(retryable(true)), retryable(true), false, 1},
-		{"Permanent wins over Retryable false", retry.Permanent(retryable(false)), retryable(false), false, 1},
-		{"a per-attempt DeadlineExceeded is retried", fmt.Errorf("attempt: %w", context.DeadlineExceeded), nil, false, 3},
-		{"a Permanent of a Permanent returns the error inside", retry.Permanent(perm), cause, false, 1},
-		{"the first Retryable decides: true before false retries", errors.Join(retryable(true), final), nil, false, 3},
-		{"the first Retryable decides: false before true stops", errors.Join(final, retryable(true)), nil, false, 1},
-		{"an outer Retryable true overrules an inner false", &appError{final, true}, nil, false, 3},
-		{"an outer Retryable false overrules an inner true", &appError{retryable(true), false}, nil, false, 1},
-		{"a marker below Retryable true still stops", &appError{perm, true}, nil, true, 1},
+		{"a marker fn returns gives back the error inside it", perm, cause, 1},
+		{"a wrapped marker gives back fn's error unchanged", wrapped, nil, 1},
+		{"a marker in a join stops", errors.Join(errBoom, perm), nil, 1},
+		{"a marker in a marker gives back the error inside the outer one", retry.Permanent(wrapped), wrapped, 1},
+		{"a marker of a marker is one marker", retry.Permanent(perm), cause, 1},
+		{"a marker wins over Retryable true", retry.Permanent(retryable(true)), retryable(true), 1},
+		{"a marker wins over Retryable false", retry.Permanent(retryable(false)), retryable(false), 1},
+		{"a marker below Retryable true still stops", &appError{perm, true}, nil, 1},
+		{"a marker found through an Is method stops", newChain(errBoom, perm), nil, 1},
+		{"an Is method that finds no marker stops nothing", newChain(errBoom), nil, 3},
 	}
-	p := retry.Policy{Attempts: 3, Base: time.Millisecond}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			bubble(t, func(t *testing.T) {
-				calls := 0
-				err := retry.Do(context.Background(), p, func(context.Context) error {
-					calls++
-					return tt.err
-				})
-				want := cmp.Or(tt.want, tt.err)
-				if tt.behind {
-					checkBehind(t, err, want)
-				} else if err != want {
-					t.Errorf("Do() = %v, want %v", err, want)
-				}
-				if calls != tt.calls {
-					t.Errorf("fn called %d times, want %d", calls, tt.calls)
-				}
-			})
+			classify(t, tt.err, cmp.Or(tt.want, tt.err), tt.calls)
 		})
 	}
 }
 
-// checkBehind checks that err, which Do returned, is want behind a wrapper
-// that keeps its message and its tree and hides its markers from Do: an
-// enclosing Do retries, and stops once the error is marked again.
-func checkBehind(t *testing.T, err, want error) {
-	t.Helper()
-	if err == want || err == nil || err.Error() != want.Error() || errors.Unwrap(err) != want {
-		t.Errorf("Do() = %#v, want %v behind a wrapper with its message", err, want)
-		return
+// TestFirstRetryableDecides pins the second rule of Do's doc: with no
+// marker, the first error with a Retryable method, as errors.As finds it,
+// decides, and false stops Do, which returns fn's error unchanged.
+func TestFirstRetryableDecides(t *testing.T) {
+	final := fmt.Errorf("op: %w", retryable(false))
+	var nilPtr *nilSafe
+	tests := []struct {
+		name  string
+		err   error // what fn returns on every call, and Do returns
+		calls int
+	}{
+		{"a plain error is retried until Attempts", errBoom, 3},
+		{"Retryable false stops", final, 1},
+		{"Retryable false in a join stops", errors.Join(errBoom, final), 1},
+		{"Retryable true is retried", retryable(true), 3},
+		{"a per-attempt DeadlineExceeded is retried", fmt.Errorf("attempt: %w", context.DeadlineExceeded), 3},
+		{"true before false in a join retries", errors.Join(retryable(true), final), 3},
+		{"false before true in a join stops", errors.Join(final, retryable(true)), 1},
+		{"an outer Retryable true overrules an inner false", &appError{final, true}, 3},
+		{"an outer Retryable false overrules an inner true", &appError{retryable(true), false}, 1},
+		{"an As method that hands over Retryable false stops", newChain(errBoom, final), 1},
+		{"an As method that hands over Retryable true retries", newChain(retryable(true), final), 3},
+		{"a nil pointer whose Retryable says false stops", nilPtr, 1},
+		{"a wrapped nil pointer whose Retryable says false stops", fmt.Errorf("op: %w", nilPtr), 1},
 	}
-	p := retry.Policy{Attempts: 2, Base: 1, Max: 1}
-	for _, mark := range []bool{false, true} {
-		calls := 0
-		got := retry.Do(context.Background(), p, func(context.Context) error {
-			calls++
-			if mark {
-				return retry.Permanent(err)
-			}
-			return err
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			classify(t, tt.err, tt.err, tt.calls)
 		})
-		if wantCalls := map[bool]int{false: 2, true: 1}[mark]; got != err || calls != wantCalls {
-			t.Errorf("an enclosing Do, marking again %t: Do() = %v after %d calls, want %v after %d", mark, got, calls, err, wantCalls)
-		}
 	}
+}
+
+// panicky is an error type whose methods read their receiver, so that a nil
+// *panicky panics where one of them is called.
+type panicky struct{ retry bool }
+
+func (e *panicky) Error() string   { return "panicky" }
+func (e *panicky) Retryable() bool { return e.retry }
+
+// TestNilPointerIsReadAsAnyError checks that Do has no case of its own for
+// a nil pointer: one whose Retryable reads its receiver panics when Do
+// calls it, as it would for any caller of that method.
+func TestNilPointerIsReadAsAnyError(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil {
+			t.Error("Do returned, want the panic of (*panicky)(nil).Retryable")
+		}
+	}()
+	var nilPtr *panicky
+	retry.Do(context.Background(), retry.Policy{Attempts: 2, Base: 1, Max: 1}, func(context.Context) error {
+		return fmt.Errorf("op: %w", nilPtr)
+	})
 }
 
 // TestCheckOrder has one row per pair of rules whose order decides what Do
-// returns, in the order that Do's doc gives.
+// returns, in the order that Do's doc gives. Its rows "the last attempt
+// before ctx" pin the rule that the last attempt returns fn's error, even
+// if ctx ended during that call.
 func TestCheckOrder(t *testing.T) {
 	cause := errors.New("cause")
 	final := retry.Permanent(retryable(false))
@@ -673,6 +722,46 @@ func TestPermanent(t *testing.T) {
 	if again := retry.Permanent(err); again != err {
 		t.Errorf("Permanent(Permanent(errBoom)) = %#v, want %#v", again, err)
 	}
+	if errors.Is(err, io.EOF) || !errors.Is(err, errBoom) {
+		t.Errorf("Permanent(errBoom) matches io.EOF or not errBoom under errors.Is, want only errBoom")
+	}
+	marked := fmt.Errorf("load: %w", retry.Permanent(io.EOF))
+	if u := errors.Unwrap(retry.Permanent(marked)); u != marked {
+		t.Errorf("errors.Unwrap(Permanent(load: EOF)) = %#v, want the marked error unchanged", u)
+	}
+}
+
+// nilMessage is an error type whose Error works on a nil receiver.
+type nilMessage struct{}
+
+func (*nilMessage) Error() string { return "nil message" }
+
+// TestMessagesPrintAsFmtDoes checks that Permanent, After and the errors Do
+// makes print the error they hold as fmt.Sprint does, nil pointers
+// included: what a nil-safe Error returns, and <nil> where Error panics.
+func TestMessagesPrintAsFmtDoes(t *testing.T) {
+	var safe *nilMessage
+	var unsafe *msgErr
+	for _, inner := range []error{safe, unsafe} {
+		want := fmt.Sprint(inner)
+		if got := retry.Permanent(inner).Error(); got != want {
+			t.Errorf("Permanent(%T(nil)).Error() = %q, want %q", inner, got, want)
+		}
+		if got := retry.After(inner, time.Hour).Error(); got != want {
+			t.Errorf("After(%T(nil), 1h).Error() = %q, want %q", inner, got, want)
+		}
+		ctx, cancel := context.WithCancelCause(context.Background())
+		err := retry.Do(ctx, retry.Policy{}, func(context.Context) error {
+			cancel(inner)
+			return retry.After(inner, time.Hour)
+		})
+		if msg := "retry: context canceled (cause: " + want + "); last error: " + want; err == nil || err.Error() != msg {
+			t.Errorf("Do() = %v, want %q", err, msg)
+		}
+	}
+	if want := "nil message"; fmt.Sprint(safe) != want || fmt.Sprint(unsafe) != "<nil>" {
+		t.Errorf("fmt.Sprint prints %q and %q, want %q and <nil>", fmt.Sprint(safe), fmt.Sprint(unsafe), want)
+	}
 }
 
 // statusErr is an error type of a caller's own, for errors.As.
@@ -703,68 +792,63 @@ func TestAfter(t *testing.T) {
 	}
 }
 
-func TestNestedDoRetriesPastInnerPermanent(t *testing.T) {
+// TestMarkerFnReturnedComesOff pins the last rule of Do's doc: the marker
+// that fn returned itself comes off, so an enclosing Do retries, unless its
+// own fn marks the error again.
+func TestMarkerFnReturnedComesOff(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		p := retry.Policy{Attempts: 3, Base: time.Millisecond}
+		for _, mark := range []bool{false, true} {
+			outer, inner := 0, 0
+			err := retry.Do(context.Background(), p, func(ctx context.Context) error {
+				outer++
+				err := retry.Do(ctx, p, func(context.Context) error {
+					inner++
+					return retry.Permanent(errBoom)
+				})
+				if mark {
+					return retry.Permanent(err)
+				}
+				return err
+			})
+			want := map[bool]int{false: 3, true: 1}[mark]
+			if err != errBoom || outer != want || inner != want {
+				t.Errorf("marked again %t: Do() = %v with %d outer and %d inner calls, want %v with %d and %d",
+					mark, err, outer, inner, errBoom, want, want)
+			}
+		}
+	})
+}
+
+// TestDeepMarkerStopsEnclosingDo pins the same rule for a marker deeper in
+// fn's error: it stays in the error Do returns, unchanged, and stops an
+// enclosing Do too.
+func TestDeepMarkerStopsEnclosingDo(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		p := retry.Policy{Attempts: 3, Base: time.Millisecond}
+		fnErr := fmt.Errorf("load user: %w", retry.Permanent(&statusErr{404}))
 		outer, inner := 0, 0
 		err := retry.Do(context.Background(), p, func(ctx context.Context) error {
 			outer++
 			return retry.Do(ctx, p, func(context.Context) error {
 				inner++
-				return retry.Permanent(errBoom)
+				return fnErr
 			})
 		})
-		if err != errBoom || outer != 3 || inner != 3 {
-			t.Errorf("Do() = %v with %d outer and %d inner calls, want %v with 3 and 3", err, outer, inner, errBoom)
+		if err != fnErr || outer != 1 || inner != 1 {
+			t.Errorf("Do() = %v with %d outer and %d inner calls, want %v with 1 and 1", err, outer, inner, fnErr)
+		}
+		var se *statusErr
+		if !errors.As(err, &se) || se.code != 404 {
+			t.Errorf("errors.As(Do(), *statusErr) = %v, want the 404 fn wrapped", se)
 		}
 	})
 }
 
-// TestNestedPermanent marks an error that already holds a marker, as fn
-// does when it wraps the error of a helper that marks its own errors.
-func TestNestedPermanent(t *testing.T) {
-	bubble(t, func(t *testing.T) {
-		helper := retry.Permanent(errBoom)
-		loadUser := fmt.Errorf("load user: %w", helper)
-		p := retry.Policy{Attempts: 3, Base: time.Millisecond}
-		inner := 0
-		fn := func(context.Context) error {
-			inner++
-			return retry.Permanent(loadUser)
-		}
-		err := retry.Do(context.Background(), p, fn)
-		if err == nil || err.Error() != "load user: boom" || inner != 1 {
-			t.Fatalf("Do() = %v after %d calls, want %q after 1", err, inner, "load user: boom")
-		}
-		if !errors.Is(err, loadUser) || !errors.Is(err, errBoom) {
-			t.Errorf("Do() = %v, want it to match %v and %v", err, loadUser, errBoom)
-		}
-		inner = 0
-		outer := 0
-		err = retry.Do(context.Background(), p, func(ctx context.Context) error {
-			outer++
-			return retry.Do(ctx, p, fn)
-		})
-		if err == nil || err.Error() != "load user: boom" || outer != 3 || inner != 3 {
-			t.Errorf("enclosing Do() = %v with %d outer and %d inner calls, want %q with 3 and 3",
-				err, outer, inner, "load user: boom")
-		}
-		// What Do returned can be marked again, and then stops a Do.
-		outer = 0
-		err = retry.Do(context.Background(), p, func(ctx context.Context) error {
-			outer++
-			return retry.Permanent(retry.Do(ctx, p, fn))
-		})
-		if err == nil || err.Error() != "load user: boom" || outer != 1 {
-			t.Errorf("enclosing Do() = %v after %d calls, want %q after 1", err, outer, "load user: boom")
-		}
-	})
-}
-
-// TestCancelCauseHoldsNoMarker cancels an inner Do's ctx with a marked
-// cause: the cause is only a cause, and the enclosing Do, whose ctx lives,
-// retries its own operation.
-func TestCancelCauseHoldsNoMarker(t *testing.T) {
+// TestMarkedCauseStopsEnclosingDo cancels an inner Do's ctx with a marked
+// cause: the error the inner Do returns holds the cause, marker and all,
+// and stops the enclosing Do, whose own ctx lives.
+func TestMarkedCauseStopsEnclosingDo(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		shutdown := errors.New("shutting down")
 		unavailable := errors.New("HTTP 503")
@@ -779,8 +863,8 @@ func TestCancelCauseHoldsNoMarker(t *testing.T) {
 				return unavailable
 			})
 		})
-		if outer != 3 {
-			t.Errorf("the enclosing Do called fn %d times, want 3", outer)
+		if outer != 1 {
+			t.Errorf("the enclosing Do called fn %d times, want 1", outer)
 		}
 		for _, want := range []error{context.Canceled, shutdown, unavailable} {
 			if !errors.Is(err, want) {
@@ -790,62 +874,13 @@ func TestCancelCauseHoldsNoMarker(t *testing.T) {
 	})
 }
 
-// nilErr is an error type whose methods read their receiver, so that a nil
-// *nilErr panics if one of them is called.
-type nilErr struct{ retry bool }
-
-func (e *nilErr) Error() string   { return "nil error" }
-func (e *nilErr) Retryable() bool { return e.retry }
-
-func TestDoTypedNilInTree(t *testing.T) {
-	var typed *nilErr
-	for _, err := range []error{
-		typed,
-		fmt.Errorf("op: %w", typed),
-		errors.Join(errBoom, typed),
-	} {
-		bubble(t, func(t *testing.T) {
-			calls := 0
-			got := retry.Do(context.Background(), retry.Policy{Attempts: 3}, func(context.Context) error {
-				calls++
-				return err
-			})
-			if got != err || calls != 3 {
-				t.Errorf("Do() = %v after %d calls, want %v after 3: a nil pointer is a plain error", got, calls, err)
-			}
-		})
-	}
-}
-
-// TestDoTypedNilInStopMessage ends ctx on an fn that returns a nil pointer,
-// bare or in After, and cancels with a nil pointer as the cause: the
-// message says <nil> for each, as fmt does, rather than panic. Permanent and
-// After of a nil pointer print <nil> too.
-func TestDoTypedNilInStopMessage(t *testing.T) {
-	var typed *nilErr
-	for _, last := range []error{typed, retry.After(typed, time.Hour)} {
-		ctx, cancel := context.WithCancelCause(context.Background())
-		err := retry.Do(ctx, retry.Policy{}, func(context.Context) error {
-			cancel(typed)
-			return last
-		})
-		want := "retry: context canceled (cause: <nil>); last error: <nil>"
-		if err == nil || err.Error() != want {
-			t.Errorf("Do() = %v, want %q", err, want)
-		}
-	}
-	if msg := retry.Permanent(typed).Error(); msg != "<nil>" {
-		t.Errorf("Permanent(nil pointer).Error() = %q, want %q", msg, "<nil>")
-	}
-}
-
-// TestDeadlineInsideTheRange pins the deadline rule: Do draws the wait
+// TestWaitPastDeadlineReturnsAtOnce pins the deadline rule: Do draws the wait
 // first, and returns at once if it would reach the deadline. A hint of 1s
 // with Max 2s draws from [1s, 2s]; with 1.5s left, half of the calls give
 // up at once, and the rest wait less than 1.5s. Of 2,000 calls, fewer than
 // 800 or more than 1,200 give up with a chance near 1e-18 (9 standard
 // deviations); both "never early" and "always early" fail it.
-func TestDeadlineInsideTheRange(t *testing.T) {
+func TestWaitPastDeadlineReturnsAtOnce(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		p := retry.Policy{Attempts: 2, Base: time.Millisecond, Max: 2 * time.Second}
 		early := 0
@@ -933,7 +968,7 @@ func TestDoZeroWaitAsksContext(t *testing.T) {
 	}
 }
 
-func TestDoContext(t *testing.T) {
+func TestCtxDoneEndsDo(t *testing.T) {
 	t.Run("no attempt starts once ctx is done", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -1278,7 +1313,8 @@ func TestAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { retry.DoValue(ctx, retry.Policy{}, value) }); n != 0 {
 		t.Errorf("DoValue with a first-try success allocates %v objects, want 0", n)
 	}
-	// Waits of 1µs make Do wait on nearly every retry.
+	// Waits of 1µs make Do wait on nearly every retry. Each failure costs
+	// the two targets Do hands errors.As, for Retryable and RetryAfter.
 	p := retry.Policy{Attempts: 30, Base: time.Microsecond, Max: time.Microsecond}
 	cancelable, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -1286,15 +1322,15 @@ func TestAllocs(t *testing.T) {
 		name  string
 		ctx   context.Context
 		fails int
-		most  float64
+		want  float64
 	}{
 		// A ctx that cannot be canceled lets Do sleep without a timer of its own.
-		{"Background, 2 retries", ctx, 2, 0},
-		{"Background, 29 retries", ctx, 29, 0},
-		// One time.Timer: since Go 1.23 it is 3 objects, the Timer, its
-		// channel and the channel's buffer.
-		{"cancelable, 2 retries", cancelable, 2, 3},
-		{"cancelable, 29 retries", cancelable, 29, 3},
+		{"Background, 2 retries", ctx, 2, 4},
+		{"Background, 29 retries", ctx, 29, 58},
+		// One time.Timer, reused: since Go 1.23 it is 3 objects, the Timer,
+		// its channel and the channel's buffer.
+		{"cancelable, 2 retries", cancelable, 2, 3 + 4},
+		{"cancelable, 29 retries", cancelable, 29, 3 + 58},
 	}
 	for _, tt := range tests {
 		calls := 0
@@ -1310,13 +1346,14 @@ func TestAllocs(t *testing.T) {
 				t.Fatalf("Do() = %v, want nil", err)
 			}
 		})
-		if n > tt.most {
-			t.Errorf("%s: Do allocates %v objects, want at most %v", tt.name, n, tt.most)
+		if n != tt.want {
+			t.Errorf("%s: Do allocates %v objects, want %v", tt.name, n, tt.want)
 		}
 	}
 	// A fresh ctx per call, as a server hands each request, has no Done
-	// channel until Do asks for one: one more object than the timer's 3.
-	// A hint of Max makes the wait exactly 1µs: a draw of 0 would skip it.
+	// channel until Do asks for one: one more object than the timer's 3,
+	// and 2 for the failure. A hint of Max makes the wait exactly 1µs: a
+	// draw of 0 would skip it.
 	var maxHint error = hint(time.Microsecond)
 	fresh := func(do bool) func() {
 		return func() {
@@ -1330,15 +1367,16 @@ func TestAllocs(t *testing.T) {
 			}
 		}
 	}
-	if n := testing.AllocsPerRun(20, fresh(true)) - testing.AllocsPerRun(20, fresh(false)); n != 4 {
-		t.Errorf("fresh cancelable ctx, 1 retry: Do allocates %v objects, want 4", n)
+	if n := testing.AllocsPerRun(20, fresh(true)) - testing.AllocsPerRun(20, fresh(false)); n != 6 {
+		t.Errorf("fresh cancelable ctx, 1 retry: Do allocates %v objects, want 6", n)
 	}
 	// A wait of 0 makes no timer: with a ceiling of 1ns, half the waits are
-	// 0, so Do allocates 1.5 objects on average, and 3 if a 0 made a timer.
-	// AllocsPerRun rounds down; 1,000 runs keep the average within 1.3-1.7.
+	// 0, so Do allocates 2 + 1.5 objects on average, and 5 if a 0 made a
+	// timer. AllocsPerRun rounds down; 1,000 runs keep the average within
+	// 3.3-3.7.
 	tiny := retry.Policy{Attempts: 2, Base: 1, Max: 1}
-	if n := testing.AllocsPerRun(1000, func() { retry.Do(cancelable, tiny, failOnce(errBoom)) }); n > 2 {
-		t.Errorf("cancelable ctx, waits of 0 or 1ns: Do allocates %v objects on average, want at most 2", n)
+	if n := testing.AllocsPerRun(1000, func() { retry.Do(cancelable, tiny, failOnce(errBoom)) }); n != 3 {
+		t.Errorf("cancelable ctx, waits of 0 or 1ns: Do allocates %v objects on average, want 3", n)
 	}
 }
 
@@ -1361,8 +1399,8 @@ func TestAllocsFreshGoroutine(t *testing.T) {
 			}
 		})
 	}
-	if got := onFresh(maxHint) - onFresh(nil); got != 1 {
-		t.Errorf("Do with Background and one retry on a fresh goroutine allocates %v objects, want 1, the sleep timer", got)
+	if got := onFresh(maxHint) - onFresh(nil); got != 3 {
+		t.Errorf("Do with Background and one retry on a fresh goroutine allocates %v objects, want 3: the errors.As targets and the sleep timer", got)
 	}
 }
 
@@ -1680,55 +1718,50 @@ func FuzzDelay(f *testing.F) {
 	})
 }
 
-// FuzzDo runs Do in virtual time against an fn whose calls play a script:
-// byte i says what call i returns, and calls past the script succeed.
+// FuzzDo runs Do in virtual time against an fn that returns error trees
+// built from the fuzzer's bytes, and checks Do's calls, waits and result
+// against an oracle that reads each error with errors.Is and errors.As
+// itself, as Do's doc says Do does.
 func FuzzDo(f *testing.F) {
 	f.Add(0, int64(0), int64(0), false, []byte{1, 1, 1, 1, 1})
-	f.Add(3, int64(time.Millisecond), int64(time.Second), true, []byte{1, 4, 2})
-	f.Add(math.MaxInt, int64(math.MaxInt64), int64(math.MaxInt64), false, []byte{1, 1, 3})
-	f.Add(-5, int64(-1), int64(1), true, []byte{9, 14, 0})
-	f.Add(4, int64(time.Millisecond), int64(time.Second), true, []byte{1, 5})
+	f.Add(3, int64(time.Millisecond), int64(time.Second), true, []byte{1, 4, 2, 6, 3, 9})
+	f.Add(math.MaxInt, int64(math.MaxInt64), int64(math.MaxInt64), false, []byte{1, 1, 3, 200})
+	f.Add(-5, int64(-1), int64(1), true, []byte{9, 14, 0, 5, 5, 2})
+	f.Add(4, int64(time.Millisecond), int64(time.Second), true, []byte{8, 2, 1, 7, 4, 0, 3, 9, 12})
+	f.Add(6, int64(time.Millisecond), int64(time.Minute), true, []byte{10, 8, 3, 7, 11, 2, 6, 1, 5, 9, 50})
+	marker := markerTarget(f)
 	f.Fuzz(func(t *testing.T, attempts int, base, limit int64, cancelable bool, script []byte) {
 		p := retry.Policy{Attempts: attempts, Base: time.Duration(base), Max: time.Duration(limit)}
 		effAttempts, effMax := positive(attempts, 4), positive(time.Duration(limit), 10*time.Second)
-		// errs[i] is what call i returns; want and calls are what Do should
-		// return, and after how many calls.
-		errs := make([]error, len(script))
+		effBase := positive(time.Duration(base), 100*time.Millisecond)
+		// errs[i] is what call i returns, until a nil; want and calls are
+		// what Do should return, and after how many calls.
+		b := &builder{script: script, markers: map[error]bool{}}
+		var errs []error
 		var want error
-		behind := false // Do returns want behind a wrapper that hides its marker
-		calls := len(script) + 1
-		for i, b := range script {
-			e := fmt.Errorf("call %d", i)
-			stop := true
-			switch h := hint(time.Duration(b) * time.Millisecond); b % 6 {
-			case 0:
+		calls := 0
+		for {
+			err := b.tree(0)
+			errs = append(errs, err)
+			calls++
+			if err == nil {
 				want = nil
-			case 1:
-				errs[i], want, stop = e, e, false
-			case 2:
-				errs[i], want = retry.Permanent(e), e
-			case 3:
-				errs[i] = errors.Join(e, retryable(false))
-				want = errs[i]
-			case 4:
-				errs[i] = errors.Join(e, h)
-				want, stop = errs[i], time.Duration(h) > effMax
-			case 5:
-				errs[i] = fmt.Errorf("wrapped: %w", retry.Permanent(e))
-				want, behind = errs[i], true
+				break
 			}
-			if stop || i+1 == effAttempts {
-				calls = i + 1
+			want = err
+			if b.markers[err] {
+				want = errors.Unwrap(err) // the marker fn returned comes off
+			}
+			if errors.Is(err, marker) || !oracleRetryable(err) || calls == effAttempts || oracleHint(err) > effMax {
 				break
 			}
 		}
-		if calls == len(script)+1 {
-			want = nil
-		}
 		// The bubble's clock starts in 2000 and stops at the end of int64
-		// nanoseconds, in 2262. In Go 1.26 a time.Sleep there, which Do uses
-		// for a ctx that cannot be canceled, is a fatal runtime error.
-		if !cancelable && effMax > 200*365*24*time.Hour/time.Duration(len(script)+1) {
+		// nanoseconds, in 2262, where every later timer fires at once. In Go
+		// 1.26 a time.Sleep there, which Do uses for a ctx that cannot be
+		// canceled, is a fatal runtime error.
+		inClock := effMax <= 200*365*24*time.Hour/time.Duration(calls)
+		if !cancelable && !inClock {
 			t.Skip("the waits could pass the end of the bubble's clock")
 		}
 		bubble(t, func(t *testing.T) {
@@ -1738,25 +1771,133 @@ func FuzzDo(f *testing.F) {
 				ctx, cancel = context.WithCancel(ctx)
 				defer cancel()
 			}
-			n, last := 0, time.Now()
-			err := retry.Do(ctx, p, func(context.Context) error {
-				n, last = n+1, time.Now()
-				if n <= len(errs) {
-					return errs[n-1]
+			r := newRecorder(errs...)
+			err := retry.Do(ctx, p, r.fn)
+			if err != want || r.calls() != calls {
+				t.Fatalf("Do(%+v) = %v after %d calls, want %v after %d", p, err, r.calls(), want, calls)
+			}
+			for i, g := range gaps(r.at) {
+				if !inClock {
+					break
 				}
-				return nil
-			})
-			if behind && err != want && err.Error() == want.Error() && errors.Unwrap(err) == want {
-				err = want
+				c := ceiling(effBase, effMax, i)
+				lo, hi := time.Duration(0), c
+				if h := oracleHint(errs[i]); h > 0 {
+					lo, hi = h, h+min(max(h, c), effMax-h)
+				}
+				if g < lo || g > hi {
+					t.Errorf("wait %d after %v = %v, want within [%v, %v]", i+1, errs[i], g, lo, hi)
+				}
 			}
-			if err != want || n != calls {
-				t.Errorf("Do(%+v) = %v after %d calls, want %v after %d", p, err, n, want, calls)
-			}
-			if waited := time.Since(last); waited != 0 {
+			if waited := time.Since(r.start) - r.at[len(r.at)-1]; waited != 0 {
 				t.Errorf("Do returned %v after the last call, want at once", waited)
 			}
 		})
 	})
+}
+
+// oracleRetryable and oracleHint read err as Do's doc says Do reads it.
+func oracleRetryable(err error) bool {
+	var r interface{ Retryable() bool }
+	return !errors.As(err, &r) || r.Retryable()
+}
+
+func oracleHint(err error) time.Duration {
+	var h interface{ RetryAfter() time.Duration }
+	if errors.As(err, &h) {
+		return h.RetryAfter()
+	}
+	return 0
+}
+
+// ceiling returns min(limit, base·2ⁿ) for base and limit above zero.
+func ceiling(base, limit time.Duration, n int) time.Duration {
+	c := new(big.Int).Lsh(big.NewInt(int64(base)), uint(min(n, 64)))
+	if c.Cmp(big.NewInt(int64(limit))) > 0 {
+		return limit
+	}
+	return time.Duration(c.Int64())
+}
+
+// markerTarget returns the target under which Do asks errors.Is for a
+// marker, which an fn's error whose Is method records its target catches.
+func markerTarget(t testing.TB) error {
+	var target error
+	retry.Do(context.Background(), retry.Policy{Attempts: 1}, func(context.Context) error {
+		return recordIs{&target}
+	})
+	if target == nil || !errors.Is(retry.Permanent(errBoom), target) || errors.Is(errBoom, target) {
+		t.Fatalf("Do asked errors.Is for %v, want a target that only a marker matches", target)
+	}
+	return target
+}
+
+// recordIs is an error whose Is method records the target it is asked for.
+type recordIs struct{ target *error }
+
+func (e recordIs) Error() string { return "records its Is target" }
+
+func (e recordIs) Is(target error) bool {
+	*e.target = target
+	return false
+}
+
+// A builder makes error trees from a fuzzer's bytes, each byte choosing a
+// node, and nil once the bytes run out.
+type builder struct {
+	script  []byte
+	leaves  int
+	markers map[error]bool // what Permanent returned
+}
+
+func (b *builder) next() byte {
+	if len(b.script) == 0 {
+		return 0
+	}
+	c := b.script[0]
+	b.script = b.script[1:]
+	return c
+}
+
+// tree returns a tree at the given depth, or nil for a 0 at the top.
+func (b *builder) tree(depth int) error {
+	c := b.next()
+	if depth == 0 && c == 0 {
+		return nil
+	}
+	b.leaves++
+	leaf := fmt.Errorf("leaf %d", b.leaves)
+	if depth == 3 {
+		return leaf
+	}
+	sub := func() error { return cmp.Or(b.tree(depth+1), leaf) }
+	ms := time.Duration(b.next()) * time.Millisecond
+	switch c % 12 {
+	case 1:
+		return leaf
+	case 2:
+		return retryable(c&16 != 0)
+	case 3:
+		return hint(ms)
+	case 4:
+		err := retry.Permanent(sub())
+		b.markers[err] = true
+		return err
+	case 5:
+		return retry.After(sub(), ms)
+	case 6:
+		return fmt.Errorf("wrapped: %w", sub())
+	case 7:
+		return errors.Join(sub(), sub())
+	case 8:
+		return newChain(sub(), sub())
+	case 9:
+		return &appError{sub(), c&16 != 0}
+	case 10:
+		return fmt.Errorf("%w and %w", sub(), sub())
+	default:
+		return errors.Join(sub())
+	}
 }
 
 func positive[T int | time.Duration](v, def T) T {
