@@ -129,6 +129,31 @@ func BenchmarkTwoFailures(b *testing.B) {
 	}
 }
 
+// BenchmarkHTTPFirstTry measures a GET that succeeds at once through a
+// plain http.Client and through go-retryablehttp around it, both with a
+// stub RoundTripper, so that what retryablehttp adds shows: it retries an
+// http.Request, not a function, so it has no place in the table above.
+func BenchmarkHTTPFirstTry(b *testing.B) {
+	plain, c := httpClients()
+	ctx := context.Background()
+	for _, bb := range []struct {
+		name string
+		get  func() (int, error)
+	}{
+		{"http.Client", func() (int, error) { return plainGet(ctx, plain) }},
+		{"go-retryablehttp", func() (int, error) { return get(ctx, c) }},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if code, err := bb.get(); code != 200 || err != nil {
+					b.Fatal(code, err)
+				}
+			}
+		})
+	}
+}
+
 // TestAllocationsFirstTrySuccess settles the "allocations, first-try
 // success" row: what each library allocates for a call that succeeds at
 // once with context.Background(), built as its README shows (the setups
