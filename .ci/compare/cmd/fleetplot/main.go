@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: MIT
 
-// Fleetplot draws the fleet effect: the calls a recovering service gets in
-// each 10ms slot after an outage, from a fleet of 1,000 clients that retry
-// with full jitter (retry.Do) and from the same fleet retrying without
-// jitter. Run it from .ci/compare:
+// Fleetplot draws the fleet effect: the requests a recovering service gets
+// in each 10ms window after an outage, from fleets of clients that retry in
+// different ways. Run it from .ci/compare:
 //
 //	go run ./cmd/fleetplot -o fleet.svg
 //
-// It runs the fleet tests themselves, with -fleet.series: TestFleet of the
-// retry module, in virtual time, and TestFleetRealNetwork of this module,
-// on loopback; then it draws one panel for each into an SVG file. The
-// waits are random, so each run draws a slightly different picture.
+// It runs the fleet tests themselves, each with a flag that makes it write
+// its series: TestFleet of the retry module, in virtual time, and
+// TestFleetRealNetwork and TestHintedFleet of this module, on loopback;
+// then it draws one panel for each into an SVG file, on an opaque white
+// canvas so that it reads in light and dark themes alike. The requests are
+// on a logarithmic scale, so that a flat line under the capacity shows its
+// shape beside peaks a hundred times higher, and each series ends in a dot
+// at its last request. The waits are random, so each run draws a slightly
+// different picture.
 //
 //	go run ./cmd/fleetplot -check fleet.svg
 //
-// checks that a file is well-formed XML holding both panels, each with
-// both series and the capacity line, as CI does.
+// checks that a file is well-formed XML on a white canvas, holding every
+// panel, each with its series and its capacity line, as CI does.
 package main
 
 import (
@@ -26,6 +30,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,20 +51,39 @@ var (
 	check = flag.String("check", "", "check this SVG file instead of drawing one")
 )
 
-// The series names, as the legend shows them and -check looks for them.
-const (
-	jitterName   = "full jitter (retry.Do)"
-	noJitterName = "no jitter: waits of exactly min(Max, Base·2ⁿ)"
-	capacityName = "capacity: 50 calls per slot"
-)
-
-// panels says what each panel shows, and which test makes its numbers.
-var panels = []struct {
-	title, dir, test string
-}{
-	{"Virtual time (testing/synctest, TestFleet)", "root", "^TestFleet$"},
-	{"Real clock, HTTP on loopback (TestFleetRealNetwork)", ".", "^TestFleetRealNetwork$"},
+// A panelSpec says what a panel shows, and which test makes its numbers.
+type panelSpec struct {
+	title    string
+	dir      string // "root" for the retry module, else a directory
+	test     string // the -run pattern
+	flag     string // the test's flag for its CSV file
+	capacity int    // requests per window the service admits
+	names    []string
 }
+
+// The series names, as the legends show them and -check looks for them,
+// in the order of each test's CSV columns.
+var panels = []panelSpec{
+	{"Virtual time (TestFleet): 1,000 clients, 2s outage, 50 calls per 10ms", "root", "^TestFleet$", "-fleet.series", 50,
+		[]string{"full jitter (retry.Do)", "no jitter: exactly min(Max, Base·2ⁿ)"}},
+	{"HTTP on loopback (TestFleetRealNetwork): the same fleet, real clock", ".", "^TestFleetRealNetwork$", "-fleet.series", 50,
+		[]string{"full jitter (retry.Do)", "no jitter: exactly min(Max, Base·2ⁿ)"}},
+	{"Retry-After: 1 on loopback (TestHintedFleet): 300 clients, 1s outage, 25 per 10ms", ".", "^TestHintedFleet$/^seconds$", "-hinted.series", 25,
+		[]string{"retry.Do with retry.After", "go-retryablehttp, defaults", "cenkalti/backoff, RetryAfterError", "a loop that waits the hint exactly"}},
+}
+
+// colors are the series' colors, this package's first: blue, then red,
+// orange and purple, distinct for most forms of color blindness.
+var colors = []color.Color{
+	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
+	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+}
+
+// floor is where a window with no request is drawn on the logarithmic
+// scale, and labelled 0.
+const floor = 0.3
 
 func main() {
 	flag.Parse()
@@ -92,31 +116,38 @@ func drawFleets(name string) error {
 		if dir == "root" {
 			dir = *root
 		}
-		cmd := exec.Command("go", "test", "-count=1", "-run", p.test, "-fleet.series="+csvFile, ".")
+		cmd := exec.Command("go", "test", "-count=1", "-run", p.test, p.flag+"="+csvFile, ".")
 		cmd.Dir = dir
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("%s in %s: %v\n%s", p.test, dir, err, b)
 		}
-		ms, series, err := readSeries(csvFile)
+		ms, headers, series, err := readSeries(csvFile)
 		if err != nil {
 			return err
 		}
-		pl, err := panel(p.title, ms, series)
+		if len(series) != len(p.names) {
+			return fmt.Errorf("%s wrote %d series, want %d", p.test, len(series), len(p.names))
+		}
+		pl, err := panel(p, ms, headers, series)
 		if err != nil {
 			return err
 		}
 		plots = append(plots, []*plot.Plot{pl})
 	}
-	img := vgsvg.New(9*vg.Inch, 8*vg.Inch)
+	const width, height = 8 * vg.Inch, 9.6 * vg.Inch
+	img := vgsvg.New(width, height)
 	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadTop: vg.Points(36), PadY: vg.Points(24), PadX: vg.Points(8), PadBottom: vg.Points(8)}
+	// An opaque canvas: a dark theme would show through a transparent one.
+	dc.SetColor(color.White)
+	dc.Fill(rectangle(0, 0, width, height))
+	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadTop: vg.Points(30), PadY: vg.Points(18), PadX: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10)}
 	for i, c := range plot.Align(plots, tiles, dc) {
 		plots[i][0].Draw(c[0])
 	}
 	heading := draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter, YAlign: draw.YTop}
 	heading.Font.Size = vg.Points(12)
-	dc.FillText(heading, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(8)},
-		"1,000 clients, a 2s outage, then 50 calls per 10ms; Policy{Attempts: 1000, Base: 10ms, Max: 2s}")
+	dc.FillText(heading, vg.Point{X: width / 2, Y: height - vg.Points(8)},
+		"Requests a recovering service gets per 10ms window, on a logarithmic scale")
 	var svg strings.Builder
 	if _, err := img.WriteTo(&svg); err != nil {
 		return err
@@ -127,83 +158,149 @@ func drawFleets(name string) error {
 	return os.WriteFile(name, []byte(text), 0o644)
 }
 
-// readSeries reads a CSV file that a fleet test wrote: the start of each
-// slot in milliseconds, then the calls of each fleet in that slot.
-func readSeries(name string) (ms []float64, series [2][]float64, err error) {
+// rectangle returns the path of a rectangle.
+func rectangle(x0, y0, x1, y1 vg.Length) vg.Path {
+	var p vg.Path
+	p.Move(vg.Point{X: x0, Y: y0})
+	p.Line(vg.Point{X: x1, Y: y0})
+	p.Line(vg.Point{X: x1, Y: y1})
+	p.Line(vg.Point{X: x0, Y: y1})
+	p.Close()
+	return p
+}
+
+// readSeries reads a CSV file that a fleet test wrote: a header, then one
+// row per window, its start in milliseconds and the requests of each
+// fleet in that window.
+func readSeries(name string) (ms []float64, headers []string, series [][]float64, err error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, series, err
+		return nil, nil, nil, err
 	}
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
 	if err != nil {
-		return nil, series, err
+		return nil, nil, nil, err
 	}
-	if len(rows) < 2 || len(rows[0]) != 3 {
-		return nil, series, fmt.Errorf("%s: want a header and rows of 3 columns", name)
+	if len(rows) < 2 || len(rows[0]) < 2 {
+		return nil, nil, nil, fmt.Errorf("%s: want a header and rows of 2 columns or more", name)
 	}
+	headers = rows[0][1:]
+	series = make([][]float64, len(headers))
 	for _, row := range rows[1:] {
-		var v [3]float64
+		v := make([]float64, len(row))
 		for i := range v {
 			if v[i], err = strconv.ParseFloat(row[i], 64); err != nil {
-				return nil, series, fmt.Errorf("%s: %v", name, err)
+				return nil, nil, nil, fmt.Errorf("%s: %v", name, err)
 			}
 		}
 		ms = append(ms, v[0])
-		series[0], series[1] = append(series[0], v[1]), append(series[1], v[2])
+		for i := range series {
+			series[i] = append(series[i], v[i+1])
+		}
 	}
-	return ms, series, nil
+	return ms, headers, series, nil
 }
 
-// panel draws the two series of one fleet run against time, with the
-// service's capacity.
-func panel(title string, ms []float64, series [2][]float64) (*plot.Plot, error) {
+// panel draws the series of one fleet test against time, with the
+// service's capacity, on a logarithmic scale of requests.
+func panel(spec panelSpec, ms []float64, headers []string, series [][]float64) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "time after the outage ends (s)"
-	p.Y.Label.Text = "calls the service gets per 10ms slot"
-	// The legend goes at the top left, in room kept free above the data.
+	p.Title.Text = spec.title
+	p.Title.TextStyle.Font.Size = vg.Points(10.5)
+	p.X.Label.Text = "seconds after the outage ends"
+	p.Y.Label.Text = "requests per 10ms"
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font.Size = vg.Points(9.5)
+		a.Tick.Label.Font.Size = vg.Points(9.5)
+	}
 	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs = vg.Points(12)
-	last := ms[len(ms)-1]/1000 + 0.01
-	top := 0.0
+	p.Legend.XOffs = vg.Points(8)
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	p.Legend.ThumbnailWidth = vg.Points(18)
+	p.Legend.Padding = vg.Points(1.5)
+	top, end := 0.0, 0.0
 	for _, s := range series {
-		for _, v := range s {
+		for k, v := range s {
 			top = max(top, v)
+			if v > 0 {
+				end = max(end, ms[k]/1000+0.01)
+			}
 		}
 	}
-	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, last, 0, 1.35*top
-	colors := []color.Color{color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}}
-	// The un-jittered series first, so that the jittered one is drawn over
-	// it; the legend names them in their own order.
-	lines := make([]*plotter.Line, 2)
-	for _, i := range []int{1, 0} {
+	// Room on the right for the last dot, and above the data for the
+	// legend: a decade and a half on the logarithmic scale.
+	p.X.Min, p.X.Max = 0, end*1.03
+	p.Y.Min, p.Y.Max = floor, math.Pow(10, math.Log10(top)+1.9)
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	// The others first, so that this package's series is drawn over them;
+	// the legend names them in their own order.
+	lines := make([]*plotter.Line, len(series))
+	dots := make([]*plotter.Scatter, len(series))
+	for i := len(series) - 1; i >= 0; i-- {
 		xys := make(plotter.XYs, len(ms))
+		last := 0
 		for k := range ms {
-			xys[k] = plotter.XY{X: ms[k] / 1000, Y: series[i][k]}
+			xys[k] = plotter.XY{X: ms[k] / 1000, Y: max(series[i][k], floor)}
+			if series[i][k] > 0 {
+				last = k
+			}
 		}
+		xys = xys[:last+1]
 		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return nil, err
 		}
-		l.Color, l.Width = colors[i], vg.Points([]float64{1.5, 1}[i])
-		p.Add(l)
-		lines[i] = l
+		l.Color, l.Width = colors[i], vg.Points([]float64{1.6, 0.9, 0.9, 0.9}[i])
+		dot, err := plotter.NewScatter(xys[last:])
+		if err != nil {
+			return nil, err
+		}
+		dot.Color, dot.Shape, dot.Radius = colors[i], draw.CircleGlyph{}, vg.Points(3)
+		p.Add(l, dot)
+		lines[i], dots[i] = l, dot
 	}
-	p.Legend.Add(jitterName, lines[0])
-	p.Legend.Add(noJitterName, lines[1])
-	capacity, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 50}, {X: last, Y: 50}})
+	for i, name := range spec.names {
+		through := ""
+		if _, after, ok := strings.Cut(headers[i], ": "); ok {
+			through = ", " + after // how many clients got through
+		}
+		lastAt := xysEnd(lines[i])
+		p.Legend.Add(fmt.Sprintf("%s%s, last request at %.1fs", name, through, lastAt), lines[i], dots[i])
+	}
+	capacity, err := plotter.NewLine(plotter.XYs{{X: 0, Y: float64(spec.capacity)}, {X: p.X.Max, Y: float64(spec.capacity)}})
 	if err != nil {
 		return nil, err
 	}
 	capacity.Color, capacity.Width, capacity.Dashes = color.Gray{Y: 0x40}, vg.Points(1), []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(capacity)
-	p.Legend.Add(capacityName, capacity)
+	p.Legend.Add(capacityName(spec.capacity), capacity)
 	return p, nil
 }
 
-// checkSVG checks that name is well-formed XML that names both panels and,
-// in each, both series and the capacity line, and holds drawn paths.
+// capacityName is the legend entry of a capacity line.
+func capacityName(capacity int) string {
+	return fmt.Sprintf("the service's capacity, %d per 10ms", capacity)
+}
+
+// xysEnd returns the time of a line's last point.
+func xysEnd(l *plotter.Line) float64 { return l.XYs[len(l.XYs)-1].X }
+
+// logTicks marks the powers of ten from 1 up to the data, and the floor as 0.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := []plot.Tick{{Value: floor, Label: "0"}}
+	for v := 1.0; v <= max/50; v *= 10 {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+	}
+	return ticks
+}
+
+// checkSVG checks that name is well-formed XML on a white canvas that names
+// every panel and, in each, its series and its capacity line, and holds
+// drawn paths.
 func checkSVG(name string) error {
 	f, err := os.Open(name)
 	if err != nil {
@@ -211,7 +308,7 @@ func checkSVG(name string) error {
 	}
 	defer f.Close()
 	var texts []string
-	paths := 0
+	paths, whiteCanvas := 0, false
 	for d := xml.NewDecoder(f); ; {
 		tok, err := d.Token()
 		if errors.Is(err, io.EOF) {
@@ -222,27 +319,48 @@ func checkSVG(name string) error {
 		}
 		switch tok := tok.(type) {
 		case xml.StartElement:
-			if tok.Name.Local == "path" {
-				paths++
+			if tok.Name.Local != "path" {
+				continue
 			}
+			if paths == 0 {
+				whiteCanvas = canvasFill(tok)
+			}
+			paths++
 		case xml.CharData:
 			texts = append(texts, string(tok))
 		}
 	}
+	if !whiteCanvas {
+		return fmt.Errorf("%s does not start with a white rectangle over its whole canvas", name)
+	}
 	all := strings.Join(texts, "\n")
-	for _, want := range []string{panels[0].title, panels[1].title} {
-		if !strings.Contains(all, want) {
-			return fmt.Errorf("%s has no panel titled %q", name, want)
+	for _, p := range panels {
+		if !strings.Contains(all, p.title) {
+			return fmt.Errorf("%s has no panel titled %q", name, p.title)
+		}
+		for _, want := range append(p.names, capacityName(p.capacity)) {
+			if !strings.Contains(all, want) {
+				return fmt.Errorf("%s names no %q, in the panel %q", name, want, p.title)
+			}
 		}
 	}
-	for _, want := range []string{jitterName, noJitterName, capacityName} {
-		if n := strings.Count(all, want); n != len(panels) {
-			return fmt.Errorf("%s names %q %d times, want once in each of %d panels", name, want, n, len(panels))
-		}
+	if paths < 3*len(panels) {
+		return fmt.Errorf("%s draws %d paths, want the lines of every series and capacity", name, paths)
 	}
-	if paths < 6 {
-		return fmt.Errorf("%s draws %d paths, want the lines of both series and the capacity in both panels", name, paths)
-	}
-	fmt.Printf("ok: %s is well-formed, with both panels, both series and the capacity line in each\n", name)
+	fmt.Printf("ok: %s is well-formed, on a white canvas, with every panel, its series and its capacity line\n", name)
 	return nil
+}
+
+// canvasFill reports whether a path element fills the whole canvas white.
+func canvasFill(path xml.StartElement) bool {
+	var d, style string
+	for _, a := range path.Attr {
+		switch a.Name.Local {
+		case "d":
+			d = a.Value
+		case "style":
+			style = a.Value
+		}
+	}
+	return strings.Contains(style, "fill:#FFFFFF") && strings.HasPrefix(d, "M0,0L")
 }
