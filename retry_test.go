@@ -1907,8 +1907,92 @@ func positive[T int | time.Duration](v, def T) T {
 	return def
 }
 
+// The README's quick start holds get and retryAfter too, and
+// .ci/quickstart.go checks that the two copies stay the same.
+
+// get fetches url once. A status that can get better on its own is
+// retried, after at least the wait the server asked for in a Retry-After
+// header; any other status is Permanent.
+func get(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", retry.Permanent(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err // a network error: retried
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	switch code := resp.StatusCode; code {
+	case http.StatusOK:
+		return string(body), nil
+	case http.StatusRequestTimeout, http.StatusTooManyRequests,
+		http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		wait := retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		if wait <= 0 {
+			return "", fmt.Errorf("HTTP %d", code)
+		}
+		err := fmt.Errorf("HTTP %d (Retry-After %v)", code, wait)
+		return "", retry.After(err, wait)
+	default:
+		return "", retry.Permanent(fmt.Errorf("HTTP %d", code))
+	}
+}
+
+// retryAfter reads a Retry-After header, in seconds or as an HTTP-date,
+// and returns 0 or less when it holds no wait. Seconds too many for a
+// Duration saturate rather than wrap: a hint above Policy.Max stops Do.
+func retryAfter(v string, now time.Time) time.Duration {
+	if secs, err := strconv.ParseUint(v, 10, 64); err == nil {
+		const most = math.MaxInt64 / uint64(time.Second)
+		return time.Duration(min(secs, most)) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// A retryBudget, for ExampleDo_budget, allows a retry only while retries
+// stay under a tenth of the calls made, plus a floor of 3 so that a client
+// that has just started can still retry; it is shared by all calls to one
+// dependency. A real one counts over a sliding window, say the last
+// minute, so that an old burst of calls does not fund retries forever.
+type retryBudget struct {
+	mu             sync.Mutex
+	calls, retries int
+}
+
+// allow records an attempt, a call's first or a retry, and reports whether
+// it fits in the budget; a first attempt always does.
+func (b *retryBudget) allow(first bool) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if first {
+		b.calls++
+		return true
+	}
+	if b.retries >= 3+b.calls/10 {
+		return false
+	}
+	b.retries++
+	return true
+}
+
+// pgError stands in, for ExampleDo_transaction, for a PostgreSQL driver's
+// error, which says its SQLSTATE code with a method SQLState() string.
+type pgError string
+
+func (e pgError) Error() string    { return "SQLSTATE " + string(e) }
+func (e pgError) SQLState() string { return string(e) }
+
 // TestRetryAfter checks the Retry-After parser of the README's quick start,
-// which example_test.go holds too.
+// which this file holds too.
 func TestRetryAfter(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
@@ -1939,8 +2023,8 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-// TestGetRetriesTransientStatuses checks which HTTP statuses the get of
-// ExampleDo_http retries, against a real server on loopback.
+// TestGetRetriesTransientStatuses checks which HTTP statuses the quick
+// start's get retries, against a real server on loopback.
 func TestGetRetriesTransientStatuses(t *testing.T) {
 	retried := map[int]bool{408: true, 429: true, 500: true, 502: true, 503: true, 504: true}
 	for _, code := range []int{400, 401, 403, 404, 408, 409, 429, 500, 501, 502, 503, 504, 505, 511} {

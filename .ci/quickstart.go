@@ -2,19 +2,28 @@
 
 //go:build ignore
 
-// Quickstart checks the README's quick start, as .ci/run calls it from the
-// repository root:
+// Quickstart checks the code that users read first, as .ci/run calls it
+// from the repository root:
 //
 //	go run .ci/quickstart.go
 //
 // It takes the Go block under "## Quick start" from README.md and checks
 // that each function in it but main stands, to the letter and with its doc
-// comment, in example_test.go, where the tests run it. Then it pastes the
+// comment, in retry_test.go, where the tests run it. Then it pastes the
 // block into main.go of a new module that points at this repository with a
 // replace, vets and builds it, and runs it against a local server: one that
 // answers 503 with Retry-After: 1, then 429 with a Retry-After HTTP-date,
-// then 200; and one that answers 404. It exits 1 on the first thing that
-// is not as the README says.
+// then 200; and one that answers 404.
+//
+// It also checks that what users see fits its box: every line of a code
+// block in README.md and .ci/compare/README.md within 89 columns, a tab
+// counted as GitHub's 8; and every example as pkg.go.dev prints it (the
+// whole program when it can run on its own, else its body) within 22
+// lines and 100 columns, a tab counted as pkgsite's 4. Last, the classify
+// func of ExampleDo_transaction must stand, to the letter, as the classify
+// that .ci/compare/db_test.go runs against a real PostgreSQL.
+//
+// It exits 1 on the first thing that is not as it should be.
 package main
 
 import (
@@ -22,6 +31,8 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/doc"
+	"go/format"
 	"go/parser"
 	"go/token"
 	"net/http"
@@ -39,7 +50,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
-	fmt.Println("ok: the README's quick start matches example_test.go, builds as pasted, and does what it says")
+	fmt.Println("ok: the README's quick start matches retry_test.go, builds as pasted and does what it says;")
+	fmt.Println("    the code blocks and examples fit their boxes; ExampleDo_transaction's classify is the one .ci/compare runs")
 }
 
 func check() error {
@@ -51,7 +63,18 @@ func check() error {
 	if err != nil {
 		return err
 	}
-	if err := sameFuncs(block, "example_test.go"); err != nil {
+	if err := sameFuncs(block, "retry_test.go"); err != nil {
+		return err
+	}
+	for _, name := range []string{"README.md", ".ci/compare/README.md"} {
+		if err := codeFits(name); err != nil {
+			return err
+		}
+	}
+	if err := examplesFit("example_test.go"); err != nil {
+		return err
+	}
+	if err := sameClassify("example_test.go", ".ci/compare/db_test.go"); err != nil {
 		return err
 	}
 	bin, err := build(block)
@@ -130,6 +153,151 @@ func funcs(name string, src []byte) (map[string]string, error) {
 		}
 	}
 	return m, nil
+}
+
+// codeFits checks that every line of every code block of the Markdown
+// file name, fenced or indented, fits GitHub's box: 89 columns, a tab
+// counted as 8.
+func codeFits(name string) error {
+	text, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	fenced, prevBlank, indented := false, true, false
+	for i, line := range strings.Split(string(text), "\n") {
+		switch {
+		case strings.HasPrefix(line, "```"):
+			fenced = !fenced
+			continue
+		case !fenced && line == "":
+			prevBlank = true
+			continue
+		case !fenced:
+			indented = strings.HasPrefix(line, "    ") && (prevBlank || indented)
+			prevBlank = false
+			if !indented {
+				continue
+			}
+		}
+		if w := columns(line, 8); w > 89 {
+			return fmt.Errorf("%s:%d: a code line of %d columns, a tab counted as 8, is wider than GitHub's box of 89", name, i+1, w)
+		}
+	}
+	return nil
+}
+
+// columns returns the width of line with tabs expanded to stops of tab.
+func columns(line string, tab int) int {
+	w := 0
+	for _, r := range line {
+		if r == '\t' {
+			w += tab - w%tab
+		} else {
+			w++
+		}
+	}
+	return w
+}
+
+// examplesFit checks that every example of the Go file name, as pkg.go.dev
+// prints it, fits its box: at most 22 lines, whose last pkgsite shows
+// whole, and 100 columns, a tab counted as 4. pkgsite prints the whole
+// program, helpers of the file included, for an example that can run on
+// its own, and its body for one that cannot.
+func examplesFit(name string) error {
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+	if err != nil {
+		return err
+	}
+	examples := doc.Examples(file)
+	if len(examples) == 0 {
+		return fmt.Errorf("%s has no examples", name)
+	}
+	for _, ex := range examples {
+		var b bytes.Buffer
+		var lines []string
+		if ex.Play != nil {
+			err = format.Node(&b, fset, ex.Play)
+			lines = strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+		} else {
+			err = format.Node(&b, fset, ex.Code)
+			lines = strings.Split(b.String(), "\n")
+			lines = lines[1 : len(lines)-1] // the body, without its braces
+		}
+		if err != nil {
+			return err
+		}
+		if len(lines) > 22 {
+			return fmt.Errorf("Example%s prints %d lines on pkg.go.dev, more than the 22 its box shows whole", ex.Name, len(lines))
+		}
+		for _, l := range lines {
+			if w := columns(l, 4); w > 100 {
+				return fmt.Errorf("Example%s has a line of %d columns on pkg.go.dev, more than 100: %s", ex.Name, w, strings.TrimSpace(l))
+			}
+		}
+	}
+	return nil
+}
+
+// sameClassify checks that the func literal assigned to classify in
+// ExampleDo_transaction of example, and the one assigned to classify in
+// evidence, have the same text, indentation aside.
+func sameClassify(example, evidence string) error {
+	a, err := classifyText(example, "ExampleDo_transaction")
+	if err != nil {
+		return err
+	}
+	b, err := classifyText(evidence, "")
+	if err != nil {
+		return err
+	}
+	if a != b {
+		return fmt.Errorf("classify differs between %s and %s:\n%s\n%s", example, evidence, a, b)
+	}
+	return nil
+}
+
+// classifyText returns the text of the func literal assigned to classify
+// in the Go file name, inside the function fn or, if fn is "", at the top
+// level, with each line's leading tabs taken off.
+func classifyText(name, fn string) (string, error) {
+	fset := token.NewFileSet()
+	src, err := os.ReadFile(name)
+	if err != nil {
+		return "", err
+	}
+	file, err := parser.ParseFile(fset, name, src, parser.ParseComments)
+	if err != nil {
+		return "", err
+	}
+	var lit *ast.FuncLit
+	ast.Inspect(file, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			return n.Name.Name == fn
+		case *ast.GenDecl:
+			return fn == ""
+		case *ast.ValueSpec:
+			if len(n.Names) == 1 && n.Names[0].Name == "classify" && len(n.Values) == 1 {
+				lit, _ = n.Values[0].(*ast.FuncLit)
+			}
+		case *ast.AssignStmt:
+			if id, ok := n.Lhs[0].(*ast.Ident); ok && id.Name == "classify" && len(n.Rhs) == 1 {
+				lit, _ = n.Rhs[0].(*ast.FuncLit)
+			}
+		}
+		return true
+	})
+	if lit == nil {
+		return "", fmt.Errorf("%s has no func literal assigned to classify", name)
+	}
+	text := string(src[fset.Position(lit.Pos()).Offset:fset.Position(lit.End()).Offset])
+	lines := strings.Split(text, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimLeft(lines[i], "\t")
+	}
+	return strings.Join(lines, "\n"), nil
 }
 
 // build pastes block into main.go of a new module that requires this

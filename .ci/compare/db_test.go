@@ -45,10 +45,10 @@ type strategy struct {
 func strategies(base, limit time.Duration) []strategy {
 	return []strategy{
 		{"retry.Do", func(ctx context.Context, op func(context.Context) (bool, error)) error {
-			return retry.Do(ctx, retry.Policy{Attempts: 1 << 20, Base: base, Max: limit}, markPermanent(op, retry.Permanent))
+			return retry.Do(ctx, retry.Policy{Attempts: 1 << 20, Base: base, Max: limit}, classified(op))
 		}},
 		{"retry.Do, 2×Base", func(ctx context.Context, op func(context.Context) (bool, error)) error {
-			return retry.Do(ctx, retry.Policy{Attempts: 1 << 20, Base: 2 * base, Max: limit}, markPermanent(op, retry.Permanent))
+			return retry.Do(ctx, retry.Policy{Attempts: 1 << 20, Base: 2 * base, Max: limit}, classified(op))
 		}},
 		{"cenkalti/backoff (±50%)", func(ctx context.Context, op func(context.Context) (bool, error)) error {
 			b := &backoff.ExponentialBackOff{InitialInterval: base, RandomizationFactor: 0.5, Multiplier: 2, MaxInterval: limit}
@@ -101,6 +101,81 @@ func strategies(base, limit time.Duration) []strategy {
 				}
 			}
 		}},
+	}
+}
+
+// classify is ExampleDo_transaction's, to the letter, as .ci/quickstart.go
+// checks: it returns a serialization failure (SQLSTATE 40001) or a deadlock
+// (40P01) as it is, for Do to retry, and marks every other error
+// Permanent. pgx's *pgconn.PgError has the method SQLState() string.
+var classify = func(err error) error {
+	var pg interface{ SQLState() string }
+	if errors.As(err, &pg) && (pg.SQLState() == "40001" || pg.SQLState() == "40P01") {
+		return err
+	}
+	return retry.Permanent(err) // nil for nil: a commit
+}
+
+// classified turns op into an fn for retry.Do that returns op's error
+// through classify.
+func classified(op func(context.Context) (bool, error)) func(context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := op(ctx)
+		return classify(err)
+	}
+}
+
+// TestDatabaseClassify checks classify on errors that a real PostgreSQL
+// returns: a serialization failure, from two SERIALIZABLE transactions
+// that update one row, is retried; a unique violation (23505) stops Do at
+// once, which returns pgx's error unchanged.
+func TestDatabaseClassify(t *testing.T) {
+	pool := database(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `INSERT INTO retry_counter VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET n = 0`); err != nil {
+		t.Fatal(err)
+	}
+	first, err := pool.BeginTx(ctx, pgxTxSerializable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Rollback(ctx)
+	second, err := pool.BeginTx(ctx, pgxTxSerializable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Rollback(ctx)
+	for _, tx := range []pgx.Tx{first, second} {
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT n FROM retry_counter WHERE id = 1`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := first.Exec(ctx, `UPDATE retry_counter SET n = n + 1 WHERE id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, conflict := second.Exec(ctx, `UPDATE retry_counter SET n = n + 1 WHERE id = 1`)
+	_, duplicate := pool.Exec(ctx, `INSERT INTO retry_counter VALUES (1, 0)`)
+	for _, tt := range []struct {
+		err   error
+		state string
+		calls int
+	}{{conflict, "40001", 3}, {duplicate, "23505", 1}} {
+		var pgErr *pgconn.PgError
+		if !errors.As(tt.err, &pgErr) || pgErr.Code != tt.state {
+			t.Fatalf("the database returned %v, want SQLSTATE %s", tt.err, tt.state)
+		}
+		calls := 0
+		err := retry.Do(ctx, retry.Policy{Attempts: 3, Base: time.Millisecond}, func(context.Context) error {
+			calls++
+			return classify(tt.err)
+		})
+		if err != tt.err || calls != tt.calls {
+			t.Errorf("Do(classify(SQLSTATE %s)) = %v after %d calls, want it unchanged after %d", tt.state, err, calls, tt.calls)
+		}
 	}
 }
 
@@ -352,10 +427,10 @@ var transaction = retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: 
 func defaults() []strategy {
 	return []strategy{
 		{"retry.Do, zero Policy", func(ctx context.Context, op func(context.Context) (bool, error)) error {
-			return retry.Do(ctx, retry.Policy{}, markPermanent(op, retry.Permanent))
+			return retry.Do(ctx, retry.Policy{}, classified(op))
 		}},
 		{"retry.Do, the README's Policy", func(ctx context.Context, op func(context.Context) (bool, error)) error {
-			return retry.Do(ctx, transaction, markPermanent(op, retry.Permanent))
+			return retry.Do(ctx, transaction, classified(op))
 		}},
 		{"cenkalti/backoff, defaults", func(ctx context.Context, op func(context.Context) (bool, error)) error {
 			_, err := backoff.Retry(ctx, func() (struct{}, error) {
