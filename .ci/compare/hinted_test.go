@@ -36,28 +36,17 @@ var (
 // default of go-retryablehttp, 1 call and RetryMax 4 retries.
 const hintedAttempts = 5
 
-// A throttled server answers every request during an outage with 503 or
-// 429, in turn, and a Retry-After; then it admits at most capacity
-// requests in each window and answers the rest the same way.
+// A throttled server is a recovering one that answers a request it turns
+// away with 503 or 429, in turn, and a Retry-After.
 type throttled struct {
-	outage, window time.Duration
-	capacity       int
-	hint           time.Duration
-	date           bool // send Retry-After as an HTTP-date
-
-	mu         sync.Mutex
-	start      time.Time
-	requests   int
-	after      int         // requests after the outage
-	turnedAway int         // of those, the ones turned away
-	perWindow  map[int]int // requests in each window after the outage
-	admitted   map[int]int
-	lastOK     time.Duration
+	*recovering
+	hint time.Duration
+	date bool // send Retry-After as an HTTP-date
 }
 
 func (s *throttled) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	ok, n := s.admit(), s.requests
+	ok, n := s.admit(), s.calls
 	s.mu.Unlock()
 	if ok {
 		w.WriteHeader(http.StatusOK)
@@ -72,25 +61,6 @@ func (s *throttled) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(s.hint/time.Second)))
 	}
 	w.WriteHeader([]int{http.StatusServiceUnavailable, http.StatusTooManyRequests}[n%2])
-}
-
-// admit counts a request and reports whether it is admitted.
-func (s *throttled) admit() bool {
-	s.requests++
-	now := time.Since(s.start)
-	if now < s.outage {
-		return false
-	}
-	s.after++
-	window := int((now - s.outage) / s.window)
-	s.perWindow[window]++
-	if s.admitted[window] == s.capacity {
-		s.turnedAway++
-		return false
-	}
-	s.admitted[window]++
-	s.lastOK = max(s.lastOK, now-s.outage)
-	return true
 }
 
 // A hintedClient GETs url until it succeeds, as one retry strategy does,
@@ -191,9 +161,8 @@ type hintedFleet struct {
 // runHintedFleet starts the clients of one fleet against a new throttled
 // server on loopback, all at once, and reports what the server saw.
 func runHintedFleet(t *testing.T, c hintedClient, date bool) hintedFleet {
-	s := &throttled{outage: *hintedOutage, window: *hintedWindow, capacity: *hintedCapacity,
-		hint: time.Duration(*hintedHint) * time.Second, date: date,
-		perWindow: map[int]int{}, admitted: map[int]int{}}
+	s := &throttled{recovering: &recovering{outage: *hintedOutage, slot: *hintedWindow, capacity: *hintedCapacity,
+		perSlot: map[int]int{}, accepted: map[int]int{}}, hint: time.Duration(*hintedHint) * time.Second, date: date}
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *hintedClients}}
@@ -223,9 +192,10 @@ func runHintedFleet(t *testing.T, c hintedClient, date bool) hintedFleet {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f := hintedFleet{name: c.name, through: through, requests: s.requests, after: s.after,
-		turnedAway: s.turnedAway, lastOK: s.lastOK}
-	for w, n := range s.perWindow {
+	f := hintedFleet{name: c.name, through: through, requests: s.calls, after: s.after,
+		turnedAway: s.after, lastOK: s.lastOK - s.outage}
+	for w, n := range s.perSlot {
+		f.turnedAway -= s.accepted[w]
 		f.peak = max(f.peak, n)
 		for len(f.perWindow) <= w {
 			f.perWindow = append(f.perWindow, 0)
