@@ -114,13 +114,13 @@ func DoValue[T any](ctx context.Context, p Policy, fn func(context.Context) (T, 
 	return v, nil
 }
 
-// retryable reports whether err holds no Retryable method that says false.
+// retryable reports false if err's first Retryable method says false.
 func retryable(err error) bool {
 	var r interface{ Retryable() bool }
 	return !errors.As(err, &r) || r.Retryable()
 }
 
-// hint returns err's RetryAfter hint, or 0.
+// hint returns what err's first RetryAfter method says, or 0.
 func hint(err error) time.Duration {
 	var h interface{ RetryAfter() time.Duration }
 	if errors.As(err, &h) {
