@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// defaultMax is what a zero or negative Policy.Max stands for.
-const defaultMax = 10 * time.Second
+// The values that zero and negative Policy fields stand for.
+const defaultAttempts, defaultBase, defaultMax = 4, 100 * time.Millisecond, 10 * time.Second
 
 // A Policy says how many times [Do] calls fn and how long it waits between
 // calls. The zero Policy is valid; each field says what zero means. A
@@ -23,8 +23,8 @@ type Policy struct {
 	// failed attempt up to Max. Zero or negative means 100ms.
 	Base time.Duration
 
-	// Max bounds every wait, and every ceiling when Base is above it. Zero
-	// or negative means 10s.
+	// Max bounds every wait; with a Base above it, every ceiling is Max.
+	// Zero or negative means 10s.
 	Max time.Duration
 }
 
@@ -36,14 +36,14 @@ func (p Policy) Delay(n int) time.Duration {
 	return draw(p.ceiling(n))
 }
 
-// draw returns a uniform draw from [0, c]; c+1 overflows in int64, not uint64.
+// draw returns a uniform draw from [0, c]. In uint64, MaxInt64+1 fits.
 func draw(c time.Duration) time.Duration {
 	return time.Duration(rand.Uint64N(uint64(c) + 1))
 }
 
 // ceiling returns min(Max, Base·2ⁿ), with the defaults applied.
 func (p Policy) ceiling(n int) time.Duration {
-	base := positive(p.Base, 100*time.Millisecond)
+	base := positive(p.Base, defaultBase)
 	limit := positive(p.Max, defaultMax)
 	n = max(n, 0)
 	// Compare before shifting: with Base = 2⁴⁰+1ns and n = 24, base<<n wraps

@@ -56,8 +56,8 @@ var errNilFunc = errors.New("retry: nil func")
 //     as ctx is not done: "retry: the next wait would pass the context
 //     deadline; last error: …". No call could start in time, so the calls
 //     are the same, and the error comes sooner, with time left for a
-//     fallback. With the deadline a time left away inside the wait's range
-//     [lo, hi], this happens with a chance of (hi − left) ÷ (hi − lo).
+//     fallback. When the time left to the deadline, left, is inside the
+//     wait's range [lo, hi], this happens with a chance of (hi−left)÷(hi−lo).
 //
 // A marker deeper in fn's error, or in a cancel cause, stays in the error Do
 // returns and stops an enclosing Do too. A marker fn returned itself comes
@@ -80,7 +80,7 @@ func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 		switch {
 		case err == nil:
 			return nil
-		case errors.Is(err, errMarked), !retryable(err), n+1 >= positive(p.Attempts, 4):
+		case errors.Is(err, errMarked), !retryable(err), n+1 >= positive(p.Attempts, defaultAttempts):
 			return err
 		case ctx.Err() != nil:
 			return stopped(ctx, err)
