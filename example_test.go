@@ -6,10 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -83,30 +85,76 @@ func ExampleAfter() {
 	// waited the hint: true
 }
 
-// A server answers 503 with Retry-After: 1, then 200. The README's quick
-// start reads the header in get, which retry_test.go holds too, and hands
-// Do the hint with After: Do waits a second, as the hint is Max.
+// A server answers 503 with Retry-After: 1, then 200. fetch hands Do the
+// hint with After, and Do waits at least a second: with the zero Policy's
+// Max of 10s, a hint up to 5s keeps its full spread, [h, 2h].
 func ExampleDo_retryAfter() {
 	var calls atomic.Int32 // the server's handlers run on goroutines of their own
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) == 1 {
 			w.Header().Set("Retry-After", "1")
 			w.WriteHeader(http.StatusServiceUnavailable)
-			return
 		}
 		fmt.Fprint(w, "OK")
 	}))
 	defer srv.Close()
-	p := retry.Policy{Max: time.Second}
-	start := time.Now()
-	body, err := retry.DoValue(context.Background(), p, func(ctx context.Context) (string, error) {
-		return get(ctx, srv.URL)
+	ctx, start := context.Background(), time.Now()
+	body, err := retry.DoValue(ctx, retry.Policy{}, func(ctx context.Context) ([]byte, error) {
+		return fetch(ctx, srv.URL)
 	})
-	fmt.Printf("%q %v after %d calls\n", body, err, calls.Load())
-	fmt.Println("waited the hint:", time.Since(start) >= time.Second)
+	waited := time.Since(start) >= time.Second
+	fmt.Printf("%s %v after %d calls, waited the hint: %t\n", body, err, calls.Load(), waited)
 	// Output:
-	// "OK" <nil> after 2 calls
-	// waited the hint: true
+	// OK <nil> after 2 calls, waited the hint: true
+}
+
+// fetch GETs url once and returns the body of a 200. A 503 is retried after
+// the seconds its Retry-After header asks; any other status is Permanent.
+func fetch(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, retry.Permanent(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err // a network error or a timeout: retried
+	}
+	defer resp.Body.Close()
+	err = fmt.Errorf("HTTP %d", resp.StatusCode)
+	switch wait, _ := time.ParseDuration(resp.Header.Get("Retry-After") + "s"); resp.StatusCode {
+	case http.StatusOK:
+		return io.ReadAll(resp.Body)
+	case http.StatusServiceUnavailable:
+		return nil, retry.After(err, wait) // no hint if the header holds none
+	}
+	return nil, retry.Permanent(err)
+}
+
+// Each attempt gets at most 50ms inside fn, and the whole operation a
+// deadline of its own. The attempt's timeout has a cause, so errors.Is
+// tells which limit ran out. fn reads the body before its cancel runs, and
+// returns bytes. The server never answers, so every attempt times out.
+func ExampleDo_attemptTimeout() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	errAttemptTimeout := errors.New("attempt timed out")
+	p := retry.Policy{Attempts: 3}
+	for _, whole := range []time.Duration{time.Minute, 20 * time.Millisecond} {
+		ctx, cancel := context.WithTimeout(context.Background(), whole)
+		_, err := retry.DoValue(ctx, p, func(ctx context.Context) ([]byte, error) {
+			ctx, cancel := context.WithTimeoutCause(ctx, 50*time.Millisecond, errAttemptTimeout)
+			defer cancel() // which ends the body's reads: fetch reads it all first
+			return fetch(ctx, srv.URL)
+		})
+		cancel()
+		fmt.Printf("whole deadline %v: attempt timeout %t, deadline %t\n", whole,
+			errors.Is(err, errAttemptTimeout), errors.Is(err, context.DeadlineExceeded))
+	}
+	// Output:
+	// whole deadline 1m0s: attempt timeout true, deadline false
+	// whole deadline 20ms: attempt timeout false, deadline true
 }
 
 // DoValue returns the value of the call that succeeded.
@@ -214,69 +262,117 @@ func ExampleDo_deadline() {
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, context.DeadlineExceeded), ctx.Err())
 	// Output:
-	// retry: the next wait would pass the context deadline; last error: HTTP 429 (Retry-After 5s)
+	// retry: the next wait would reach the context deadline; last error: HTTP 429 (Retry-After 5s)
 	// true <nil>
 }
 
-// Retries of calls to a dependency that is down multiply the load on it:
-// the zero Policy turns each call into 4 attempts. A retry budget shared
-// by all calls to the dependency, kept one layer up and consulted inside
-// fn, lets the first calls retry and then stops retries, so that each
-// further call costs the dependency one attempt. retryBudget, in
-// retry_test.go, allows a retry while retries stay under a tenth of the
-// calls plus 3: the per-client retry budget of the Google SRE book, close
-// to gRPC's retry throttling.
+// Retries multiply the load on a dependency that is already down, and with
+// callers that keep arriving, that load can keep it down after the cause
+// is gone. A retry budget, one per dependency and shared by every call to
+// it, stops the retries: fn asks it when an attempt fails, and returns
+// Permanent at once when it refuses. bucket keeps gRPC's retry throttling
+// rules (gRFC A6, after the SRE book's per-client retry budget): by design,
+// it stops paying for retries once more than about 9% (0.1 ÷ 1.1) of the
+// attempts fail.
 func ExampleDo_budget() {
-	budget := &retryBudget{}
+	budget := &bucket{} // one per dependency, shared by every call to it
 	p := retry.Policy{Base: time.Millisecond}
-	down, total := errors.New("503 service unavailable"), 0
-	for call := 1; call <= 20; call++ {
-		attempts := 0
-		err := retry.Do(context.Background(), p, func(context.Context) error {
-			if !budget.allow(attempts == 0) {
-				return retry.Permanent(fmt.Errorf("retry budget spent: %w", down))
+	attempts, refused := 0, 0
+	for call := 1; call <= 91; call++ { // the dependency is down for calls 1-20
+		n := 0
+		err := retry.Do(context.Background(), p, func(ctx context.Context) error {
+			var err error // stands for a call to the dependency
+			if n++; call <= 20 || call == 91 && n == 1 {
+				err = errors.New("503 service unavailable")
 			}
-			attempts++
-			return down
+			if !budget.record(err) && err != nil {
+				return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
+			}
+			return err
 		})
-		if total += attempts; call <= 2 || call == 20 {
-			fmt.Printf("call %2d, attempts %d: %v\n", call, attempts, err)
+		if attempts += n; errors.Is(err, errThrottled) {
+			refused++
+		}
+		if call == 20 || call == 90 || call == 91 {
+			fmt.Printf("calls 1-%d: %d attempts, %d retries refused\n", call, attempts, refused)
 		}
 	}
-	fmt.Println("20 calls cost the dependency", total, "attempts; without the budget, 80")
 	// Output:
-	// call  1, attempts 4: 503 service unavailable
-	// call  2, attempts 1: retry budget spent: 503 service unavailable
-	// call 20, attempts 2: retry budget spent: 503 service unavailable
-	// 20 calls cost the dependency 25 attempts; without the budget, 80
+	// calls 1-20: 23 attempts, 19 retries refused
+	// calls 1-90: 93 attempts, 19 retries refused
+	// calls 1-91: 95 attempts, 19 retries refused
 }
 
 // A transaction that can fail to serialize is retried whole, on a
 // serialization failure (SQLSTATE 40001) or a deadlock (40P01) only; every
-// other error is Permanent. classify reads the code with errors.As for a
+// other error is Permanent, but none once ctx is done, so that Do reports
+// the stop with its cause. classify reads the code with errors.As for a
 // method SQLState() string, which pgx's *pgconn.PgError and lib/pq's
-// *pq.Error have, so no driver is imported; pgError, in retry_test.go,
-// stands in for them here, and .ci/compare runs the same classify against
-// a real PostgreSQL.
+// *pq.Error have, so no driver is imported; .ci/compare runs the same
+// classify against a real PostgreSQL. The Policy is the README's for about
+// 40 clients on one row: Base = the clients × the time one holds the row.
 func ExampleDo_transaction() {
-	classify := func(err error) error {
+	classify := func(ctx context.Context, err error) error {
 		var pg interface{ SQLState() string }
-		if errors.As(err, &pg) && (pg.SQLState() == "40001" || pg.SQLState() == "40P01") {
+		switch {
+		case ctx.Err() != nil:
+			return err
+		case errors.As(err, &pg) && (pg.SQLState() == "40001" || pg.SQLState() == "40P01"):
 			return err
 		}
 		return retry.Permanent(err) // nil for nil: a commit
 	}
-	p := retry.Policy{Attempts: 10, Base: time.Millisecond}
-	runs := [][]error{{pgError("40001"), pgError("40P01"), nil}, {pgError("23505")}}
-	for _, results := range runs {
+	p := retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	runs := [][]error{
+		{pgError("40001"), pgError("40P01"), nil}, // a serialization failure, a deadlock, a commit
+		{pgError("23505")},                        // a unique violation
+		{pgError("57014")},                        // a statement canceled, as ctx ends
+	}
+	for i, results := range runs {
 		tries := 0
-		err := retry.Do(context.Background(), p, func(ctx context.Context) error {
-			tries++ // stands for BEGIN, the transaction's statements and COMMIT
-			return classify(results[tries-1])
+		err := retry.Do(ctx, p, func(ctx context.Context) error {
+			if tries++; i == 2 { // stands for BEGIN, the statements and COMMIT
+				cancel(errors.New("shutting down")) // as a signal would, mid-transaction
+			}
+			return classify(ctx, results[tries-1])
 		})
 		fmt.Println("tries:", tries, "err:", err)
 	}
 	// Output:
 	// tries: 3 err: <nil>
 	// tries: 1 err: SQLSTATE 23505
+	// tries: 1 err: retry: context canceled (cause: shutting down); last error: SQLSTATE 57014
+}
+
+// pgError stands in for a PostgreSQL driver's error, which says its
+// SQLSTATE code with a method SQLState() string.
+type pgError string
+
+func (e pgError) Error() string    { return "SQLSTATE " + string(e) }
+func (e pgError) SQLState() string { return string(e) }
+
+// errThrottled marks an error whose retry a bucket refused.
+var errThrottled = errors.New("retry throttled")
+
+// A bucket is a retry budget by gRPC's retry throttling (gRFC A6), with its
+// example's numbers: of 10 tokens, a failed attempt that fn would retry takes
+// 1 and a success gives back 0.1; retries may follow while more than 5 remain.
+// It counts the tenths spent, so its zero value is full. It is concurrency-safe.
+type bucket struct {
+	mu    sync.Mutex
+	spent int // tenths of a token, from 0 to 100
+}
+
+// record counts an attempt's err, nil for a success, and says if a retry may follow.
+func (b *bucket) record(err error) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err != nil {
+		b.spent = min(b.spent+10, 100)
+	} else {
+		b.spent = max(b.spent-1, 0)
+	}
+	return b.spent < 50
 }

@@ -32,7 +32,7 @@ func (e *permanent) Is(target error) bool { return target == errMarked }
 
 // After wraps err with a hint to wait at least d before the next attempt,
 // as an HTTP Retry-After header or a gRPC pushback asks; [Do] says how.
-// After(nil, d) is nil, and with d <= 0 After returns err: no hint. The
+// After(nil, d) is nil; with d <= 0, After returns err as it is. The
 // message is err's, as [fmt.Sprint] prints it, and Unwrap returns err, so
 // an outer After overrules a hint that err holds.
 func After(err error, d time.Duration) error {

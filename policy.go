@@ -15,16 +15,18 @@ const defaultAttempts, defaultBase, defaultMax = 4, 100 * time.Millisecond, 10 *
 // calls. The zero Policy is valid; each field says what zero means. A
 // Policy is a plain value, safe to copy and to share between goroutines.
 type Policy struct {
-	// Attempts is the number of calls to fn, the first one included; 1
-	// means no retry. Zero or negative means 4.
+	// Attempts is the most calls to fn, the first one included; 1 means no
+	// retry. Zero or negative means 4.
 	Attempts int
 
 	// Base is the ceiling of the first wait, which doubles after every
 	// failed attempt up to Max. Zero or negative means 100ms.
 	Base time.Duration
 
-	// Max bounds every wait; with a Base above it, every ceiling is Max.
-	// Zero or negative means 10s.
+	// Max bounds every wait; with a Base above it, every ceiling is Max. A
+	// hint above Max ends Do, and one above Max/2 gets less jitter: set Max
+	// to at least twice the longest hint you will honour. Zero or negative
+	// means 10s.
 	Max time.Duration
 }
 
@@ -41,11 +43,12 @@ func draw(c time.Duration) time.Duration {
 	return time.Duration(rand.Uint64N(uint64(c) + 1))
 }
 
-// ceiling returns min(Max, Base·2ⁿ), with the defaults applied.
+func (p Policy) attempts() int      { return orDefault(p.Attempts, defaultAttempts) }
+func (p Policy) max() time.Duration { return orDefault(p.Max, defaultMax) }
+
+// ceiling returns min(Max, Base·2ⁿ).
 func (p Policy) ceiling(n int) time.Duration {
-	base := positive(p.Base, defaultBase)
-	limit := positive(p.Max, defaultMax)
-	n = max(n, 0)
+	base, limit, n := orDefault(p.Base, defaultBase), p.max(), max(n, 0)
 	// Compare before shifting: with Base = 2⁴⁰+1ns and n = 24, base<<n wraps
 	// to 2²⁴ns (16.7ms). Once n reaches 63, limit>>n is 0: limit it is.
 	if base > limit>>n {
@@ -54,20 +57,17 @@ func (p Policy) ceiling(n int) time.Duration {
 	return base << n
 }
 
-// wait returns the wait after attempt n+1 failed with hint h, or false if h > Max.
-func (p Policy) wait(n int, h time.Duration) (time.Duration, bool) {
+// wait returns the wait, at most Max, after attempt n+1 failed with hint h.
+// Jitter above h sends clients told one hint back apart, none too soon.
+func (p Policy) wait(n int, h time.Duration) time.Duration {
 	if h <= 0 {
-		return p.Delay(n), true
-	}
-	limit := positive(p.Max, defaultMax)
-	if h > limit {
-		return 0, false
+		return p.Delay(n)
 	}
 	// Drawing from [0, room] rather than clamping h + draw to Max keeps the
-	// jitter near Max; h + room <= limit cannot overflow, as h + h can.
-	room := min(max(h, p.ceiling(n)), limit-h)
-	return h + draw(room), true
+	// jitter near Max; h + room <= Max cannot overflow, as h + h can.
+	room := min(max(h, p.ceiling(n)), p.max()-h)
+	return h + draw(room)
 }
 
-// positive returns v if it is above zero, and def otherwise.
-func positive[T int | time.Duration](v, def T) T { return cmp.Or(max(v, 0), def) }
+// orDefault returns v if it is above zero, and def otherwise.
+func orDefault[T int | time.Duration](v, def T) T { return cmp.Or(max(v, 0), def) }

@@ -18,46 +18,39 @@ import (
 	"time"
 )
 
-var errNilContext = errors.New("retry: nil Context")
-var errNilFunc = errors.New("retry: nil func")
+var errNilContext, errNilFunc = errors.New("retry: nil Context"), errors.New("retry: nil func")
 
-// Do calls fn until it returns nil, at most p.Attempts times, and returns
-// nil or the reason it stopped; a nil ctx or fn is an error, without a call.
-// fn runs on the calling goroutine, one call at a time, and gets ctx on
-// every call: a per-attempt timeout belongs inside fn, and its
-// DeadlineExceeded is retried like any other error. Do does not recover a
-// panic in fn. Retry only operations that are safe to repeat.
+// Do calls fn until it returns nil, at most Attempts times, and returns nil
+// or the reason it stopped. fn runs on the calling goroutine, one call at a
+// time, and gets ctx on every call: a per-attempt timeout belongs inside fn.
+// Do does not recover a panic in fn. Retry only what is safe to repeat.
 //
-// Do reads fn's error with [errors.Is] and [errors.As], so %w,
-// [errors.Join], and Is and As methods count as they do there. Below, Max
-// is p.Max after defaults, and "fn's error" is what fn returned last,
-// unchanged. No call starts once ctx is done. After a failed call, in order:
+// Do reads fn's error with [errors.Is] and [errors.As], so %w, [errors.Join],
+// and Is and As methods count as they do there. Below, a Policy field means
+// its value after defaults, "fn's error" is what fn returned last,
+// unchanged, and "matches" means under errors.Is. In the order Do checks:
 //
-//   - A [Permanent] marker anywhere in the error stops Do, whatever a
-//     Retryable method says. If fn returned the marker itself, as in
-//     return retry.Permanent(err), Do returns err; otherwise fn's error.
-//   - The first error with a method Retryable() bool decides: false stops
-//     Do, which returns fn's error.
-//   - After the last attempt Do returns fn's error, even if ctx ended
-//     during that call.
+//   - A nil ctx or fn is an error, and no call starts once ctx is done.
+//   - If fn returned a [Permanent] marker itself, as in return
+//     retry.Permanent(err), Do returns err.
+//   - Do returns fn's error, even if ctx ended during the call, if the error
+//     holds a marker deeper, if its first method Retryable() bool says false,
+//     if its first method RetryAfter() time.Duration, such as [After]'s, gives
+//     a hint h above Max, or after the last attempt.
 //   - Once ctx is done, Do returns an error that matches ctx.Err(),
-//     [context.Cause] and fn's error under errors.Is, where comparable, on
-//     one line: "retry: context canceled (cause: …); last error: …". A ctx
-//     that ends during a wait ends Do at that instant, with that error.
-//   - The first error with a method RetryAfter() time.Duration, such as one
-//     made by [After], gives a hint h. A hint above Max makes Do return
-//     fn's error, so that a server cannot park a goroutine past Max.
+//     context.Cause(ctx) and fn's error: "retry: context canceled (cause:
+//     …); last error: …", with the cause only if ctx.Err() does not match
+//     it. fn's error comes back as it is if it matches both already, as an
+//     inner Do's does; one that matches only ctx.Err() gets the cause.
 //   - The wait is drawn from [0, c], where c = min(Max, Base·2ⁿ) after n+1
 //     failed attempts, as [Policy.Delay] draws; after a hint h > 0, from
-//     [h, min(Max, h + max(h, c))], so that clients given one hint come
-//     back apart, and none sooner than asked.
+//     [h, min(Max, h + max(h, c))], which holds [h, 2h] for h up to Max/2.
 //   - If the wait would reach ctx's deadline, Do returns at once an error
-//     that matches [context.DeadlineExceeded] and fn's error, but no cause,
-//     as ctx is not done: "retry: the next wait would pass the context
-//     deadline; last error: …". No call could start in time, so the calls
-//     are the same, and the error comes sooner, with time left for a
-//     fallback. When the time left to the deadline, left, is inside the
-//     wait's range [lo, hi], this happens with a chance of (hi−left)÷(hi−lo).
+//     that matches [context.DeadlineExceeded] and fn's error, with no cause:
+//     "retry: the next wait would reach the context deadline; last error: …",
+//     or fn's error as it is if it holds that error already. For a deadline
+//     d away, inside the wait's range [lo, hi], the chance is (hi−d)÷(hi−lo).
+//   - A ctx that ends during the wait ends Do at that instant, as above.
 //
 // A marker deeper in fn's error, or in a cancel cause, stays in the error Do
 // returns and stops an enclosing Do too. A marker fn returned itself comes
@@ -72,26 +65,28 @@ func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 		return stopped(ctx, nil)
 	}
 	var s sleeper
-	for n := 0; ; n++ { // n attempts have failed before this one
+	for attempt := 1; ; attempt++ {
 		err := fn(ctx)
+		if err == nil {
+			return nil
+		}
 		if m, ok := err.(*permanent); ok {
 			return m.err
 		}
+		h := hint(err) // after the nil check: errors.As's target allocates
 		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, errMarked), !retryable(err), n+1 >= positive(p.Attempts, defaultAttempts):
+		// A hint above Max ends Do: no server can park a goroutine past Max.
+		case errors.Is(err, errMarked), !retryable(err), h > p.max(), attempt >= p.attempts():
 			return err
 		case ctx.Err() != nil:
 			return stopped(ctx, err)
 		}
-		wait, ok := p.wait(n, hint(err))
-		switch deadline, bounded := ctx.Deadline(); {
-		case !ok:
-			return err
-		case bounded && wait >= time.Until(deadline):
-			return fmt.Errorf("retry: %w; last error: %w", pastDeadline{}, err)
-		case !s.sleep(ctx, wait):
+		wait := p.wait(attempt-1, h)
+		// No call could start in time: the same calls, and time for a fallback.
+		if deadline, ok := ctx.Deadline(); ok && wait >= time.Until(deadline) {
+			return wrap(err, "retry: %w; last error: %w", pastDeadline{})
+		}
+		if !s.sleep(ctx, wait) {
 			return stopped(ctx, err)
 		}
 	}
@@ -99,7 +94,8 @@ func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 
 // DoValue is [Do] for a function that returns a value with its error. It
 // returns the value of the call that succeeded, or the zero value of T with
-// the error Do would have returned.
+// the error Do would have returned. Read a response body inside fn, and
+// return bytes: a defer cancel() in fn ends the body's reads.
 func DoValue[T any](ctx context.Context, p Policy, fn func(context.Context) (T, error)) (v T, err error) {
 	if fn == nil {
 		return v, Do(ctx, p, nil) // the same error as Do for a nil ctx or fn
@@ -154,11 +150,10 @@ func (s *sleeper) sleep(ctx context.Context, d time.Duration) bool {
 	return ctx.Err() == nil
 }
 
-// pastDeadline is what Do wraps when it stops before a wait that would
-// reach ctx's deadline.
+// pastDeadline is what Do wraps when the next wait would reach ctx's deadline.
 type pastDeadline struct{}
 
-func (pastDeadline) Error() string { return "the next wait would pass the context deadline" }
+func (pastDeadline) Error() string { return "the next wait would reach the context deadline" }
 func (pastDeadline) Unwrap() error { return context.DeadlineExceeded }
 
 // stopped returns the error of a Do that ctx ended; last is nil before a call.
@@ -168,8 +163,18 @@ func stopped(ctx context.Context, last error) error {
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(ctx.Err(), cause) {
 		format, args = format+" (cause: %w)", append(args, cause)
 	}
-	if last != nil {
-		format, args = format+"; last error: %w", append(args, last)
+	if last == nil {
+		return fmt.Errorf(format, args...)
 	}
-	return fmt.Errorf(format, args...)
+	return wrap(last, format+"; last error: %w", args...)
+}
+
+// wrap returns fmt.Errorf(format, errs..., last), or last if it matches all errs.
+func wrap(last error, format string, errs ...any) error {
+	for _, e := range errs {
+		if e, _ := e.(error); !errors.Is(last, e) { // e is nil for a ctx that says Err() == nil
+			return fmt.Errorf(format, append(errs, last)...)
+		}
+	}
+	return last
 }

@@ -272,6 +272,27 @@ func TestScheduleIsJittered(t *testing.T) {
 	checkUniform(t, firstWaits(t, p, errBoom, 400), 0, time.Second)
 }
 
+// TestScheduleReachesEachCeiling checks that wait n+1 is drawn up to its
+// own ceiling, Base·2ⁿ, and no higher: with Base 1ns, 300 runs of three
+// failures. The largest of 300 draws from [0, 4ns] misses 4ns with a chance
+// of 0.8³⁰⁰, 1e-29.
+func TestScheduleReachesEachCeiling(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		p := retry.Policy{Attempts: 4, Base: 1, Max: time.Hour}
+		largest := make([]time.Duration, 3)
+		for range 300 {
+			r := newRecorder(failures(3)...)
+			retry.Do(context.Background(), p, r.fn)
+			for i, g := range gaps(r.at) {
+				largest[i] = max(largest[i], g)
+			}
+		}
+		if want := []time.Duration{1, 2, 4}; !slices.Equal(largest, want) {
+			t.Errorf("largest waits = %v, want %v", largest, want)
+		}
+	})
+}
+
 // TestDoWaitsToTheNanosecond checks that Do takes even the shortest waits:
 // with a ceiling of 1ns, 200 waits all miss 0 or all miss 1ns with a chance
 // of 2⁻¹⁹⁹, and a hint of 1ns with Max 1ns leaves no room: every wait is 1ns.
@@ -660,9 +681,10 @@ func TestNilPointerIsReadAsAnyError(t *testing.T) {
 }
 
 // TestCheckOrder has one row per pair of rules whose order decides what Do
-// returns, in the order that Do's doc gives. Its rows "the last attempt
-// before ctx" pin the rule that the last attempt returns fn's error, even
-// if ctx ended during that call.
+// returns, in the order that Do's doc gives. Its rows "... before ctx" pin
+// the rule that an error no attempt can follow, the last attempt's or one
+// with a hint above Max, comes back as fn returned it, even if ctx ended
+// during that call.
 func TestCheckOrder(t *testing.T) {
 	cause := errors.New("cause")
 	final := retry.Permanent(retryable(false))
@@ -677,7 +699,8 @@ func TestCheckOrder(t *testing.T) {
 		{"Permanent before the last attempt", retry.Policy{Attempts: 1}, false, retry.Permanent(cause), cause},
 		{"Retryable false before the last attempt", retry.Policy{Attempts: 1}, true, retryable(false), retryable(false)},
 		{"the last attempt before ctx", retry.Policy{Attempts: 1}, true, errBoom, errBoom},
-		{"ctx before a hint above Max", retry.Policy{Max: time.Second}, true, hint(time.Hour), nil},
+		{"a hint above Max before ctx", retry.Policy{Max: time.Second}, true, hint(time.Hour), hint(time.Hour)},
+		{"ctx before a hint up to Max", retry.Policy{Max: time.Hour}, true, hint(time.Hour), nil},
 		{"a hint above Max with ctx alive", retry.Policy{Max: time.Second}, false, hint(time.Hour), hint(time.Hour)},
 	}
 	for _, tt := range tests {
@@ -751,7 +774,7 @@ func TestMessagesPrintAsFmtDoes(t *testing.T) {
 			t.Errorf("After(%T(nil), 1h).Error() = %q, want %q", inner, got, want)
 		}
 		ctx, cancel := context.WithCancelCause(context.Background())
-		err := retry.Do(ctx, retry.Policy{}, func(context.Context) error {
+		err := retry.Do(ctx, retry.Policy{Max: time.Hour}, func(context.Context) error {
 			cancel(inner)
 			return retry.After(inner, time.Hour)
 		})
@@ -1123,12 +1146,12 @@ func TestStopMessages(t *testing.T) {
 			},
 			func(context.CancelFunc) { time.Sleep(2 * time.Second) },
 			"retry: context deadline exceeded (cause: slow); last error: boom"},
-		{"a wait that would pass the deadline",
+		{"a wait that would reach the deadline",
 			func() (context.Context, context.CancelFunc) {
 				return context.WithTimeout(context.Background(), time.Second)
 			},
 			func(context.CancelFunc) {},
-			"retry: the next wait would pass the context deadline; last error: boom"},
+			"retry: the next wait would reach the context deadline; last error: boom"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1154,6 +1177,85 @@ func TestStopMessages(t *testing.T) {
 			t.Errorf("Do() = %v, want %q", err, "retry: context canceled")
 		}
 	})
+}
+
+// TestStopSaysEachPartOnce pins the rule of Do's doc that fn's error comes
+// back as it is when it already matches what Do's stop error would add:
+// ctx.Err() and the cause for a stop, the early deadline return for that.
+// Each row ends ctx during fn's first call, or lets the wait reach the
+// deadline; in every row Do's error still matches each error in match.
+func TestStopSaysEachPartOnce(t *testing.T) {
+	shutdown := errors.New("shutting down")
+	// Every wait is an hour long: a hint of Max leaves no room.
+	p := retry.Policy{Base: time.Hour, Max: time.Hour}
+	cancelWith := func(cause error) func() (context.Context, func()) {
+		return func() (context.Context, func()) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			return ctx, func() { cancel(cause) }
+		}
+	}
+	inOneSecond := func() (context.Context, func()) {
+		return context.WithTimeout(context.Background(), time.Second)
+	}
+	inner := func(ctx context.Context, end func()) error { // a Do inside fn
+		return retry.Do(ctx, p, func(context.Context) error { end(); return hourBoom{} })
+	}
+	ctxErr := func(ctx context.Context, end func()) error { end(); return ctx.Err() }
+	tests := []struct {
+		name  string
+		ctx   func() (context.Context, func()) // and what ends it
+		fn    func(ctx context.Context, end func()) error
+		same  bool   // Do returns fn's error itself
+		want  string // Do's message
+		match []error
+	}{
+		{"an inner Do's cancel comes back as it is", cancelWith(nil), inner, true,
+			"retry: context canceled; last error: boom", []error{context.Canceled, hourBoom{}}},
+		{"an inner Do's cancel with a cause comes back as it is", cancelWith(shutdown), inner, true,
+			"retry: context canceled (cause: shutting down); last error: boom",
+			[]error{context.Canceled, shutdown, hourBoom{}}},
+		{"an inner Do's early deadline return comes back as it is", inOneSecond,
+			func(ctx context.Context, _ func()) error { return inner(ctx, func() {}) }, true,
+			"retry: the next wait would reach the context deadline; last error: boom",
+			[]error{context.DeadlineExceeded, hourBoom{}}},
+		{"ctx.Err() itself comes back as it is", cancelWith(nil), ctxErr, true,
+			"context canceled", []error{context.Canceled}},
+		{"ctx.Err() gets a cause it does not match", cancelWith(shutdown), ctxErr, false,
+			"retry: context canceled (cause: shutting down); last error: context canceled",
+			[]error{context.Canceled, shutdown}},
+		{"the cause alone gets ctx.Err()", cancelWith(shutdown),
+			func(_ context.Context, end func()) error { end(); return shutdown }, false,
+			"retry: context canceled (cause: shutting down); last error: shutting down",
+			[]error{context.Canceled, shutdown}},
+		{"an inner Do's cancel under an outer deadline gets the deadline", inOneSecond,
+			func(ctx context.Context, _ func()) error {
+				ctx, cancel := context.WithCancel(ctx)
+				return inner(ctx, cancel)
+			}, false,
+			"retry: the next wait would reach the context deadline; last error: retry: context canceled; last error: boom",
+			[]error{context.DeadlineExceeded, context.Canceled, hourBoom{}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				ctx, end := tt.ctx()
+				defer end()
+				var last error
+				err := retry.Do(ctx, p, func(ctx context.Context) error {
+					last = tt.fn(ctx, end)
+					return last
+				})
+				if err == nil || err.Error() != tt.want || (err == last) != tt.same {
+					t.Errorf("Do() = %q (fn's error itself: %t), want %q (%t)", err, err == last, tt.want, tt.same)
+				}
+				for _, m := range tt.match {
+					if !errors.Is(err, m) {
+						t.Errorf("Do() = %v, want it to match %v", err, m)
+					}
+				}
+			})
+		})
+	}
 }
 
 // TestCancelLeavesNoTimerRunning cancels 10,000 Do calls during waits of an
@@ -1957,39 +2059,6 @@ func retryAfter(v string, now time.Time) time.Duration {
 	}
 	return 0
 }
-
-// A retryBudget, for ExampleDo_budget, allows a retry only while retries
-// stay under a tenth of the calls made, plus a floor of 3 so that a client
-// that has just started can still retry; it is shared by all calls to one
-// dependency. A real one counts over a sliding window, say the last
-// minute, so that an old burst of calls does not fund retries forever.
-type retryBudget struct {
-	mu             sync.Mutex
-	calls, retries int
-}
-
-// allow records an attempt, a call's first or a retry, and reports whether
-// it fits in the budget; a first attempt always does.
-func (b *retryBudget) allow(first bool) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if first {
-		b.calls++
-		return true
-	}
-	if b.retries >= 3+b.calls/10 {
-		return false
-	}
-	b.retries++
-	return true
-}
-
-// pgError stands in, for ExampleDo_transaction, for a PostgreSQL driver's
-// error, which says its SQLSTATE code with a method SQLState() string.
-type pgError string
-
-func (e pgError) Error() string    { return "SQLSTATE " + string(e) }
-func (e pgError) SQLState() string { return string(e) }
 
 // TestRetryAfter checks the Retry-After parser of the README's quick start,
 // which this file holds too.

@@ -106,11 +106,15 @@ func strategies(base, limit time.Duration) []strategy {
 
 // classify is ExampleDo_transaction's, to the letter, as .ci/quickstart.go
 // checks: it returns a serialization failure (SQLSTATE 40001) or a deadlock
-// (40P01) as it is, for Do to retry, and marks every other error
-// Permanent. pgx's *pgconn.PgError has the method SQLState() string.
-var classify = func(err error) error {
+// (40P01) as it is, for Do to retry, and every error once ctx is done, for
+// Do to report the stop; it marks every other error Permanent. pgx's
+// *pgconn.PgError has the method SQLState() string.
+var classify = func(ctx context.Context, err error) error {
 	var pg interface{ SQLState() string }
-	if errors.As(err, &pg) && (pg.SQLState() == "40001" || pg.SQLState() == "40P01") {
+	switch {
+	case ctx.Err() != nil:
+		return err
+	case errors.As(err, &pg) && (pg.SQLState() == "40001" || pg.SQLState() == "40P01"):
 		return err
 	}
 	return retry.Permanent(err) // nil for nil: a commit
@@ -121,7 +125,7 @@ var classify = func(err error) error {
 func classified(op func(context.Context) (bool, error)) func(context.Context) error {
 	return func(ctx context.Context) error {
 		_, err := op(ctx)
-		return classify(err)
+		return classify(ctx, err)
 	}
 }
 
@@ -169,13 +173,23 @@ func TestDatabaseClassify(t *testing.T) {
 			t.Fatalf("the database returned %v, want SQLSTATE %s", tt.err, tt.state)
 		}
 		calls := 0
-		err := retry.Do(ctx, retry.Policy{Attempts: 3, Base: time.Millisecond}, func(context.Context) error {
+		err := retry.Do(ctx, retry.Policy{Attempts: 3, Base: time.Millisecond}, func(ctx context.Context) error {
 			calls++
-			return classify(tt.err)
+			return classify(ctx, tt.err)
 		})
 		if err != tt.err || calls != tt.calls {
 			t.Errorf("Do(classify(SQLSTATE %s)) = %v after %d calls, want it unchanged after %d", tt.state, err, calls, tt.calls)
 		}
+	}
+	// Once ctx is done, classify marks nothing, so Do reports the stop.
+	stop, cancel := context.WithCancelCause(ctx)
+	shutdown := errors.New("shutting down")
+	err = retry.Do(stop, retry.Policy{}, func(ctx context.Context) error {
+		cancel(shutdown)
+		return classify(ctx, duplicate)
+	})
+	if !errors.Is(err, shutdown) || !errors.Is(err, duplicate) {
+		t.Errorf("Do(classify(SQLSTATE 23505)) with ctx canceled = %v, want the cause %v and the database's error", err, shutdown)
 	}
 }
 
