@@ -20,7 +20,9 @@
 // counted as GitHub's 8; and every example a whole program on pkg.go.dev,
 // within the lines and columns that examplesFit gives. Last, the classify
 // func of ExampleDo_transaction must stand, to the letter, as the classify
-// that .ci/compare/db_test.go runs against a real PostgreSQL.
+// that .ci/compare/db_test.go runs against a real PostgreSQL, and the
+// bucket of ExampleDo_budget, with its method and sentinel, as the one
+// that .ci/compare/overload_test.go runs.
 //
 // It exits 1 on the first thing that is not as it should be.
 package main
@@ -50,7 +52,8 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println("ok: the README's quick start matches retry_test.go, builds as pasted and does what it says;")
-	fmt.Println("    the code blocks and examples fit their boxes; ExampleDo_transaction's classify is the one .ci/compare runs")
+	fmt.Println("    the code blocks and examples fit their boxes; ExampleDo_transaction's classify and ExampleDo_budget's")
+	fmt.Println("    bucket are the ones .ci/compare runs")
 }
 
 func check() error {
@@ -74,6 +77,9 @@ func check() error {
 		return err
 	}
 	if err := sameClassify("example_test.go", ".ci/compare/db_test.go"); err != nil {
+		return err
+	}
+	if err := sameDecls("example_test.go", ".ci/compare/overload_test.go", "errThrottled", "bucket", "record"); err != nil {
 		return err
 	}
 	bin, err := build(block)
@@ -132,6 +138,65 @@ func sameFuncs(block, name string) error {
 		}
 	}
 	return nil
+}
+
+// sameDecls checks that each top-level declaration named in names stands in
+// the Go files example and evidence with the same text, doc comment
+// included: a func or method by its name, a type or var by its first name.
+func sameDecls(example, evidence string, names ...string) error {
+	a, err := declTexts(example)
+	if err != nil {
+		return err
+	}
+	b, err := declTexts(evidence)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		switch {
+		case a[n] == "":
+			return fmt.Errorf("%s declares no %s", example, n)
+		case a[n] != b[n]:
+			return fmt.Errorf("%s differs between %s and %s:\n%s\n%s", n, example, evidence, a[n], b[n])
+		}
+	}
+	return nil
+}
+
+// declTexts returns the text of each top-level declaration of the Go file
+// name, with its doc comment, by the name of its func or first spec.
+func declTexts(name string) (map[string]string, error) {
+	src, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, name, src, parser.ParseComments)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	text := func(doc *ast.CommentGroup, n ast.Node) string {
+		start := n.Pos()
+		if doc != nil {
+			start = doc.Pos()
+		}
+		return string(src[fset.Position(start).Offset:fset.Position(n.End()).Offset])
+	}
+	for _, d := range file.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			m[d.Name.Name] = text(d.Doc, d)
+		case *ast.GenDecl:
+			switch spec := d.Specs[0].(type) {
+			case *ast.TypeSpec:
+				m[spec.Name.Name] = text(d.Doc, d)
+			case *ast.ValueSpec:
+				m[spec.Names[0].Name] = text(d.Doc, d)
+			}
+		}
+	}
+	return m, nil
 }
 
 // funcs returns the text of each top-level function in src, with its doc.

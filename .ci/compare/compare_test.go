@@ -16,7 +16,11 @@
 //     and asserts what the evidence says of it.
 //   - fleet_test.go runs a fleet of clients against an HTTP server on
 //     loopback, on the real clock; cmd/fleetplot draws it beside the
-//     retry module's fleet in virtual time.
+//     retry module's fleet in virtual time. hinted_test.go runs fleets
+//     that a Retry-After tells to wait.
+//   - overload_test.go runs open-loop callers against a dependency that an
+//     outage overloads, in virtual time and on loopback, with and without
+//     ExampleDo_budget's bucket; cmd/fleetplot draws it too.
 //
 // Run from this directory:
 //
@@ -25,6 +29,8 @@
 //	PGURL=... go test -run Database -v        # the database tables
 //	go test -run FleetRealNetwork -v          # the fleet on a real network
 //	go run ./cmd/fleetplot -o fleet.svg       # the fleet plot
+//	go test -run Overload -v                  # the overload tables
+//	go run ./cmd/fleetplot -figure overload -o overload.svg
 package compare
 
 import (

@@ -5,6 +5,7 @@
 // different ways. Run it from .ci/compare:
 //
 //	go run ./cmd/fleetplot -o fleet.svg
+//	go run ./cmd/fleetplot -figure overload -o overload.svg
 //
 // It runs the fleet tests themselves, each with a flag that makes it write
 // its series: TestFleet of the retry module, in virtual time, and
@@ -14,9 +15,12 @@
 // on a logarithmic scale, so that a flat line under the capacity shows its
 // shape beside peaks a hundred times higher, and each series ends in a dot
 // at its last request. The waits are random, so each run draws a slightly
-// different picture.
+// different picture. The overload figure runs TestOverload and draws, on a
+// linear scale, the calls that get through in each 100ms window after a
+// dependency's outage, at 80% of its capacity, against the calls offered.
 //
 //	go run ./cmd/fleetplot -check fleet.svg
+//	go run ./cmd/fleetplot -figure overload -check overload.svg
 //
 // checks that a file is well-formed XML on a white canvas, holding every
 // panel, each with its series and its capacity line, as CI does.
@@ -46,9 +50,10 @@ import (
 )
 
 var (
-	out   = flag.String("o", "fleet.svg", "the SVG file to write")
-	root  = flag.String("root", "../..", "the retry module, from the directory it runs in")
-	check = flag.String("check", "", "check this SVG file instead of drawing one")
+	figure = flag.String("figure", "fleet", "the figure to draw or check: fleet or overload")
+	out    = flag.String("o", "fleet.svg", "the SVG file to write")
+	root   = flag.String("root", "../..", "the retry module, from the directory it runs in")
+	check  = flag.String("check", "", "check this SVG file instead of drawing one")
 )
 
 // A panelSpec says what a panel shows, and which test makes its numbers.
@@ -59,17 +64,32 @@ type panelSpec struct {
 	flag     string // the test's flag for its CSV file
 	capacity int    // requests per window the service admits
 	names    []string
+	goodput  bool // calls through per window on a linear scale, not requests on a logarithmic one
+}
+
+// A figureSpec is one SVG file: a heading over its panels.
+type figureSpec struct {
+	heading string
+	panels  []panelSpec
+}
+
+var figures = map[string]figureSpec{
+	"fleet": {"Requests a recovering service gets per 10ms window, on a logarithmic scale", panels},
+	"overload": {"Calls through per 100ms window after a dependency's outage, at 80% of its capacity", []panelSpec{
+		{"Virtual time (TestOverload): one worker, 1ms a request, stopped for 1.5s; 500ms a try", ".", "^TestOverload$/^80%$", "-overload.series", 80,
+			[]string{"retry.Do with ExampleDo_budget's bucket", "retry.Do, Policy{}", "no retry", "failsafe-go with budget.New()"}, true},
+	}},
 }
 
 // The series names, as the legends show them and -check looks for them,
 // in the order of each test's CSV columns.
 var panels = []panelSpec{
 	{"Virtual time (TestFleet): 1,000 clients, 2s outage, 50 calls per 10ms", "root", "^TestFleet$", "-fleet.series", 50,
-		[]string{"full jitter (retry.Do)", "no jitter: exactly min(Max, Base·2ⁿ)"}},
+		[]string{"full jitter (retry.Do)", "no jitter: exactly min(Max, Base·2ⁿ)"}, false},
 	{"HTTP on loopback (TestFleetRealNetwork): the same fleet, real clock", ".", "^TestFleetRealNetwork$", "-fleet.series", 50,
-		[]string{"full jitter (retry.Do)", "no jitter: exactly min(Max, Base·2ⁿ)"}},
+		[]string{"full jitter (retry.Do)", "no jitter: exactly min(Max, Base·2ⁿ)"}, false},
 	{"Retry-After: 1 on loopback (TestHintedFleet): 300 clients, 1s outage, 25 per 10ms", ".", "^TestHintedFleet$/^seconds$", "-hinted.series", 25,
-		[]string{"retry.Do with retry.After", "go-retryablehttp, defaults", "cenkalti/backoff, RetryAfterError", "a loop that waits the hint exactly"}},
+		[]string{"retry.Do with retry.After", "go-retryablehttp, defaults", "cenkalti/backoff, RetryAfterError", "a loop that waits the hint exactly"}, false},
 }
 
 // colors are the series' colors, this package's first: blue, then red,
@@ -90,11 +110,15 @@ func main() {
 	// Liberation Sans has the metrics of Arial and Helvetica, so text that
 	// a viewer draws in one of those keeps the width the layout gave it.
 	plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+	f, ok := figures[*figure]
 	var err error
-	if *check != "" {
-		err = checkSVG(*check)
-	} else {
-		err = drawFleets(*out)
+	switch {
+	case !ok:
+		err = fmt.Errorf("-figure %q: want fleet or overload", *figure)
+	case *check != "":
+		err = checkSVG(*check, f)
+	default:
+		err = drawFleets(*out, f)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fleetplot:", err)
@@ -102,15 +126,15 @@ func main() {
 	}
 }
 
-// drawFleets runs the fleet tests and draws their series into name.
-func drawFleets(name string) error {
+// drawFleets runs the tests of f's panels and draws their series into name.
+func drawFleets(name string, f figureSpec) error {
 	tmp, err := os.MkdirTemp("", "fleetplot")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
 	var plots [][]*plot.Plot
-	for i, p := range panels {
+	for i, p := range f.panels {
 		csvFile := filepath.Join(tmp, strconv.Itoa(i)+".csv")
 		dir := p.dir
 		if dir == "root" {
@@ -134,7 +158,7 @@ func drawFleets(name string) error {
 		}
 		plots = append(plots, []*plot.Plot{pl})
 	}
-	const width, height = 8 * vg.Inch, 9.6 * vg.Inch
+	width, height := 8*vg.Inch, 3.2*vg.Inch*vg.Length(len(plots))
 	img := vgsvg.New(width, height)
 	dc := draw.New(img)
 	// An opaque canvas: a dark theme would show through a transparent one.
@@ -146,8 +170,7 @@ func drawFleets(name string) error {
 	}
 	heading := draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter, YAlign: draw.YTop}
 	heading.Font.Size = vg.Points(12)
-	dc.FillText(heading, vg.Point{X: width / 2, Y: height - vg.Points(8)},
-		"Requests a recovering service gets per 10ms window, on a logarithmic scale")
+	dc.FillText(heading, vg.Point{X: width / 2, Y: height - vg.Points(8)}, f.heading)
 	var svg strings.Builder
 	if _, err := img.WriteTo(&svg); err != nil {
 		return err
@@ -210,6 +233,9 @@ func panel(spec panelSpec, ms []float64, headers []string, series [][]float64) (
 	p.Title.TextStyle.Font.Size = vg.Points(10.5)
 	p.X.Label.Text = "seconds after the outage ends"
 	p.Y.Label.Text = "requests per 10ms"
+	if spec.goodput {
+		p.Y.Label.Text = "calls through per 100ms"
+	}
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Label.TextStyle.Font.Size = vg.Points(9.5)
 		a.Tick.Label.Font.Size = vg.Points(9.5)
@@ -234,6 +260,11 @@ func panel(spec panelSpec, ms []float64, headers []string, series [][]float64) (
 	p.Y.Min, p.Y.Max = floor, math.Pow(10, math.Log10(top)+1.9)
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{}
+	if spec.goodput { // every window counts, 0 included: room above for the legend
+		p.X.Max = ms[len(ms)-1] / 1000 * 1.03
+		p.Y.Min, p.Y.Max = 0, 2*float64(spec.capacity)
+		p.Y.Scale, p.Y.Tick.Marker = plot.LinearScale{}, plot.DefaultTicks{}
+	}
 	// The others first, so that this package's series is drawn over them;
 	// the legend names them in their own order.
 	lines := make([]*plotter.Line, len(series))
@@ -243,7 +274,9 @@ func panel(spec panelSpec, ms []float64, headers []string, series [][]float64) (
 		last := 0
 		for k := range ms {
 			xys[k] = plotter.XY{X: ms[k] / 1000, Y: max(series[i][k], floor)}
-			if series[i][k] > 0 {
+			if spec.goodput {
+				xys[k].Y, last = series[i][k], k
+			} else if series[i][k] > 0 {
 				last = k
 			}
 		}
@@ -253,6 +286,12 @@ func panel(spec panelSpec, ms []float64, headers []string, series [][]float64) (
 			return nil, err
 		}
 		l.Color, l.Width = colors[i], vg.Points([]float64{1.6, 0.9, 0.9, 0.9}[i])
+		if spec.goodput && i%2 == 1 { // wide, and the upper one dashed, so that two lines at 0 both show
+			l.Width = vg.Points(1.6)
+			if i == 1 {
+				l.Dashes = []vg.Length{vg.Points(6), vg.Points(6)}
+			}
+		}
 		dot, err := plotter.NewScatter(xys[last:])
 		if err != nil {
 			return nil, err
@@ -266,6 +305,10 @@ func panel(spec panelSpec, ms []float64, headers []string, series [][]float64) (
 		if _, after, ok := strings.Cut(headers[i], ": "); ok {
 			through = ", " + after // how many clients got through
 		}
+		if spec.goodput {
+			p.Legend.Add(name+through, lines[i], dots[i]) // when it recovers
+			continue
+		}
 		lastAt := xysEnd(lines[i])
 		p.Legend.Add(fmt.Sprintf("%s%s, last request at %.1fs", name, through, lastAt), lines[i], dots[i])
 	}
@@ -275,13 +318,17 @@ func panel(spec panelSpec, ms []float64, headers []string, series [][]float64) (
 	}
 	capacity.Color, capacity.Width, capacity.Dashes = color.Gray{Y: 0x40}, vg.Points(1), []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(capacity)
-	p.Legend.Add(capacityName(spec.capacity), capacity)
+	p.Legend.Add(capacityName(spec), capacity)
 	return p, nil
 }
 
-// capacityName is the legend entry of a capacity line.
-func capacityName(capacity int) string {
-	return fmt.Sprintf("the service's capacity, %d per 10ms", capacity)
+// capacityName is the legend entry of a capacity line: the calls offered,
+// for a goodput panel.
+func capacityName(spec panelSpec) string {
+	if spec.goodput {
+		return fmt.Sprintf("calls offered, %d per 100ms", spec.capacity)
+	}
+	return fmt.Sprintf("the service's capacity, %d per 10ms", spec.capacity)
 }
 
 // xysEnd returns the time of a line's last point.
@@ -299,9 +346,9 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 }
 
 // checkSVG checks that name is well-formed XML on a white canvas that names
-// every panel and, in each, its series and its capacity line, and holds
-// drawn paths.
-func checkSVG(name string) error {
+// every panel of f and, in each, its series and its capacity line, and
+// holds drawn paths.
+func checkSVG(name string, fig figureSpec) error {
 	f, err := os.Open(name)
 	if err != nil {
 		return err
@@ -334,17 +381,17 @@ func checkSVG(name string) error {
 		return fmt.Errorf("%s does not start with a white rectangle over its whole canvas", name)
 	}
 	all := strings.Join(texts, "\n")
-	for _, p := range panels {
+	for _, p := range fig.panels {
 		if !strings.Contains(all, p.title) {
 			return fmt.Errorf("%s has no panel titled %q", name, p.title)
 		}
-		for _, want := range append(p.names, capacityName(p.capacity)) {
+		for _, want := range append(p.names, capacityName(p)) {
 			if !strings.Contains(all, want) {
 				return fmt.Errorf("%s names no %q, in the panel %q", name, want, p.title)
 			}
 		}
 	}
-	if paths < 3*len(panels) {
+	if paths < 3*len(fig.panels) {
 		return fmt.Errorf("%s draws %d paths, want the lines of every series and capacity", name, paths)
 	}
 	fmt.Printf("ok: %s is well-formed, on a white canvas, with every panel, its series and its capacity line\n", name)
