@@ -38,10 +38,10 @@ var errNilContext, errNilFunc = errors.New("retry: nil Context"), errors.New("re
 //     if its first method RetryAfter() time.Duration, such as [After]'s, gives
 //     a hint h above Max, or after the last attempt.
 //   - Once ctx is done, Do returns an error that matches ctx.Err(),
-//     context.Cause(ctx) and fn's error: "retry: context canceled (cause:
-//     …); last error: …", with the cause only if ctx.Err() does not match
-//     it. fn's error comes back as it is if it matches both already, as an
-//     inner Do's does; one that matches only ctx.Err() gets the cause.
+//     context.Cause(ctx) and fn's error, if any: "retry: context canceled
+//     (cause: …); last error: …", the cause only if ctx.Err() does not
+//     match it. fn's error comes back as it is if it matches both already,
+//     as an inner Do's does; one that matches only ctx.Err() gets the cause.
 //   - The wait is drawn from [0, c], where c = min(Max, Base·2ⁿ) after n+1
 //     failed attempts, as [Policy.Delay] draws; after a hint h > 0, from
 //     [h, min(Max, h + max(h, c))], which holds [h, 2h] for h up to Max/2.
