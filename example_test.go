@@ -86,8 +86,8 @@ func ExampleAfter() {
 }
 
 // A server answers 503 with Retry-After: 1, then 200. fetch hands Do the
-// hint with After, and Do waits at least a second: with the zero Policy's
-// Max of 10s, a hint up to 5s keeps its full spread, [h, 2h].
+// hint with After, and Do waits at least a second. The zero Policy's Max,
+// 10s, suits hints up to 5s: Policy's doc says why.
 func ExampleDo_retryAfter() {
 	var calls atomic.Int32 // the server's handlers run on goroutines of their own
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -132,8 +132,12 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 
 // Each attempt gets at most 50ms inside fn, and the whole operation a
 // deadline of its own. The attempt's timeout has a cause, so errors.Is
-// tells which limit ran out. fn reads the body before its cancel runs, and
-// returns bytes. The server never answers, so every attempt times out.
+// tells which limit ran out if the callee returns the context's cause, as
+// net/http does from Go 1.23 (before, it returns DeadlineExceeded). Ask
+// for the whole deadline first: when Do stops because its next wait would
+// reach it, the error matches both. fn reads the body before its cancel
+// runs, and returns bytes. The server never answers, so every attempt
+// times out.
 func ExampleDo_attemptTimeout() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
@@ -149,12 +153,16 @@ func ExampleDo_attemptTimeout() {
 			return fetch(ctx, srv.URL)
 		})
 		cancel()
-		fmt.Printf("whole deadline %v: attempt timeout %t, deadline %t\n", whole,
-			errors.Is(err, errAttemptTimeout), errors.Is(err, context.DeadlineExceeded))
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			fmt.Printf("whole deadline %v: the whole operation ran out of time\n", whole)
+		case errors.Is(err, errAttemptTimeout):
+			fmt.Printf("whole deadline %v: every attempt timed out\n", whole)
+		}
 	}
 	// Output:
-	// whole deadline 1m0s: attempt timeout true, deadline false
-	// whole deadline 20ms: attempt timeout false, deadline true
+	// whole deadline 1m0s: every attempt timed out
+	// whole deadline 20ms: the whole operation ran out of time
 }
 
 // DoValue returns the value of the call that succeeded.
@@ -182,7 +190,7 @@ func ExamplePolicy_Delay() {
 			fmt.Println("connected after", failures, "failures")
 			return
 		}
-		d := p.Delay(failures) // within [0, min(Max, Base·2ⁿ)]
+		d := p.Delay(failures) // at most the ceiling, as Policy's doc says
 		fmt.Println("wait", failures+1, "within its ceiling:", d <= min(p.Max, p.Base<<failures))
 		time.Sleep(d)
 	}
@@ -251,8 +259,8 @@ func ExampleDo_cancel() {
 }
 
 // When the drawn wait would reach ctx's deadline, Do returns at once rather
-// than sleep into the deadline, and keeps the last error. A 5s hint draws
-// from [5s, 10s], all of it past a deadline 1s away.
+// than sleep into the deadline, and keeps the last error. The wait after a
+// 5s hint is at least 5s, past a deadline 1s away.
 func ExampleDo_deadline() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -269,8 +277,9 @@ func ExampleDo_deadline() {
 // Retries multiply the load on a dependency that is already down, and with
 // callers that keep arriving, that load can keep it down after the cause
 // is gone. A retry budget, one per dependency and shared by every call to
-// it, stops the retries: fn asks it when an attempt fails, and returns
-// Permanent at once when it refuses. bucket keeps gRPC's retry throttling
+// it, stops the retries: fn records every attempt's outcome in it, success
+// or failure, and when it refuses a retry after a failure, returns
+// Permanent at once. bucket keeps gRPC's retry throttling
 // rules (gRFC A6, after the SRE book's per-client retry budget): by design,
 // it stops paying for retries once more than about 9% (0.1 ÷ 1.1) of the
 // attempts fail.

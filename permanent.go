@@ -9,11 +9,9 @@ import (
 )
 
 // Permanent wraps err in a marker that stops [Do], wherever it is in fn's
-// error; Do says what it returns then. Permanent(nil) is nil, and Permanent
-// of a marker returns it. The marker's message is err's, as [fmt.Sprint]
-// prints it, and its Unwrap method returns err. Mark an error where fn
-// returns it, not where it is defined: a marked sentinel comes back from Do
-// as the error inside it, and stops every enclosing Do once wrapped.
+// error. Permanent(nil) is nil, Permanent of a marker returns it, and the
+// marker's message and Unwrap are err's. Mark an error where fn returns it,
+// not where it is defined: a marked sentinel, once wrapped, stops every Do.
 func Permanent(err error) error {
 	if _, ok := err.(*permanent); ok || err == nil {
 		return err
@@ -31,10 +29,10 @@ func (e *permanent) Unwrap() error        { return e.err }
 func (e *permanent) Is(target error) bool { return target == errMarked }
 
 // After wraps err with a hint to wait at least d before the next attempt,
-// as an HTTP Retry-After header or a gRPC pushback asks; [Do] says how.
-// After(nil, d) is nil; with d <= 0, After returns err as it is. The
-// message is err's, as [fmt.Sprint] prints it, and Unwrap returns err, so
-// an outer After overrules a hint that err holds.
+// as an HTTP Retry-After header or a gRPC pushback asks; [Policy] says how
+// long. After(nil, d) is nil; with d <= 0, After returns err as it is. It
+// says err's message and unwraps to err, so an outer After overrules a
+// hint that err holds.
 func After(err error, d time.Duration) error {
 	if err == nil || d <= 0 {
 		return err

@@ -9,6 +9,11 @@
 //
 // [Do] states the rules. [Policy] sets the attempts and waits, [Permanent]
 // marks an error no retry can mend, and [After] carries a server's hint.
+//
+// A service that calls a dependency at half its capacity or more also needs
+// a retry budget per dependency, such as [the budget example]'s.
+//
+// [the budget example]: https://pkg.go.dev/github.com/bfc42b4f/retry#example-Do-Budget
 package retry
 
 import (
@@ -20,41 +25,25 @@ import (
 
 var errNilContext, errNilFunc = errors.New("retry: nil Context"), errors.New("retry: nil func")
 
-// Do calls fn until it returns nil, at most Attempts times, and returns nil
-// or the reason it stopped. fn runs on the calling goroutine, one call at a
-// time, and gets ctx on every call: a per-attempt timeout belongs inside fn.
-// Do does not recover a panic in fn. Retry only what is safe to repeat.
+// Do calls fn until it returns nil, at most Attempts times, waiting between
+// calls as [Policy] says, and returns nil or the error that stopped it. fn
+// runs on the calling goroutine and gets ctx. Retry only what is safe to
+// repeat. Do reads fn's error with [errors.Is] and [errors.As]. In order:
 //
-// Do reads fn's error with [errors.Is] and [errors.As], so %w, [errors.Join],
-// and Is and As methods count as they do there. Below, a Policy field means
-// its value after defaults, "fn's error" is what fn returned last,
-// unchanged, and "matches" means under errors.Is. In the order Do checks:
-//
-//   - A nil ctx or fn is an error, and no call starts once ctx is done.
-//   - If fn returned a [Permanent] marker itself, as in return
-//     retry.Permanent(err), Do returns err.
-//   - Do returns fn's error, even if ctx ended during the call, if the error
-//     holds a marker deeper, if its first method Retryable() bool says false,
-//     if its first method RetryAfter() time.Duration, such as [After]'s, gives
-//     a hint h above Max, or after the last attempt.
-//   - Once ctx is done, Do returns an error that matches ctx.Err(),
-//     context.Cause(ctx) and fn's error, if any: "retry: context canceled
-//     (cause: …); last error: …", the cause only if ctx.Err() does not
-//     match it. fn's error comes back as it is if it matches both already,
-//     as an inner Do's does; one that matches only ctx.Err() gets the cause.
-//   - The wait is drawn from [0, c], where c = min(Max, Base·2ⁿ) after n+1
-//     failed attempts, as [Policy.Delay] draws; after a hint h > 0, from
-//     [h, min(Max, h + max(h, c))], which holds [h, 2h] for h up to Max/2.
+//   - A nil ctx or fn is an error, and fn is never called once ctx is done.
+//   - If fn returns retry.Permanent(err), Do stops and returns err, so an
+//     enclosing Do retries unless its own fn marks the error again.
+//   - Do stops and returns fn's error as it is, even if ctx is done, if the
+//     error wraps a [Permanent] error (which stops enclosing Dos too), if its
+//     Retryable() bool method says false, if its RetryAfter() time.Duration
+//     method, such as [After]'s, gives a hint above Max, or after the last
+//     attempt.
+//   - If ctx is done, Do returns an error that matches ctx.Err(),
+//     context.Cause(ctx) and fn's last error, if any, such as "retry:
+//     context canceled (cause: shutting down); last error: HTTP 503".
 //   - If the wait would reach ctx's deadline, Do returns at once an error
-//     that matches [context.DeadlineExceeded] and fn's error, with no cause:
-//     "retry: the next wait would reach the context deadline; last error: …",
-//     or fn's error as it is if it holds that error already. For a deadline
-//     d away, inside the wait's range [lo, hi], the chance is (hi−d)÷(hi−lo).
-//   - A ctx that ends during the wait ends Do at that instant, as above.
-//
-// A marker deeper in fn's error, or in a cancel cause, stays in the error Do
-// returns and stops an enclosing Do too. A marker fn returned itself comes
-// off, so an enclosing Do retries unless its own fn marks the error again.
+//     that matches [context.DeadlineExceeded] and fn's last error.
+//   - Do waits, and if ctx ends meanwhile, returns then as above.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	switch {
 	case ctx == nil:
@@ -94,8 +83,7 @@ func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 
 // DoValue is [Do] for a function that returns a value with its error. It
 // returns the value of the call that succeeded, or the zero value of T with
-// the error Do would have returned. Read a response body inside fn, and
-// return bytes: a defer cancel() in fn ends the body's reads.
+// the error Do would have returned.
 func DoValue[T any](ctx context.Context, p Policy, fn func(context.Context) (T, error)) (v T, err error) {
 	if fn == nil {
 		return v, Do(ctx, p, nil) // the same error as Do for a nil ctx or fn

@@ -312,9 +312,9 @@ func TestDoWaitsToTheNanosecond(t *testing.T) {
 	}
 }
 
-// TestHintIsJittered checks that a wait after a hint h is drawn from
-// [h, min(Max, h + max(h, ceiling))], so that clients given one hint come
-// back apart, even when the hint is close to Max.
+// TestHintIsJittered checks that a wait after a hint is drawn from the
+// range Policy's doc gives, so that clients given one hint come back apart,
+// even when the hint is close to Max.
 func TestHintIsJittered(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -594,7 +594,7 @@ func classify(t *testing.T, err, want error, calls int) {
 	})
 }
 
-// TestMarkerAnywhereStopsDo pins the first rule of Do's doc: a marker
+// TestMarkerAnywhereStopsDo pins Do's rules for markers: a marker
 // anywhere in fn's error, as errors.Is finds it, stops Do whatever a
 // Retryable method says; Do returns the error inside a marker that fn
 // returned itself, and fn's error unchanged otherwise.
@@ -626,7 +626,7 @@ func TestMarkerAnywhereStopsDo(t *testing.T) {
 	}
 }
 
-// TestFirstRetryableDecides pins the second rule of Do's doc: with no
+// TestFirstRetryableDecides pins Do's rule for Retryable: with no
 // marker, the first error with a Retryable method, as errors.As finds it,
 // decides, and false stops Do, which returns fn's error unchanged.
 func TestFirstRetryableDecides(t *testing.T) {

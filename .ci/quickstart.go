@@ -18,7 +18,7 @@
 // It also checks that what users see fits its box: every line of a code
 // block in README.md and .ci/compare/README.md within 89 columns, a tab
 // counted as GitHub's 8; and every example a whole program on pkg.go.dev,
-// within the lines and columns that examplesFit gives. Last, the classify
+// within the columns that examplesFit gives. Last, the classify
 // func of ExampleDo_transaction must stand, to the letter, as the classify
 // that .ci/compare/db_test.go runs against a real PostgreSQL, and the
 // bucket of ExampleDo_budget, with its method and sentinel, as the one
@@ -265,10 +265,8 @@ func columns(line string, tab int) int {
 
 // examplesFit checks that every example of the Go file name is a whole
 // program on pkg.go.dev (go/doc makes it a Play program, helpers of the
-// file included), and that it fits as pkgsite prints it: 100 columns, a
-// tab counted as 4, and at most 22 lines, whose last pkgsite's box shows
-// whole, for an example without helpers; 60, which the box scrolls to,
-// for one with helpers, such as ExampleDo_budget's bucket.
+// file included), and that it fits the width of pkgsite's box: 100
+// columns, a tab counted as 4. An example is as long as it must be.
 func examplesFit(name string) error {
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
@@ -287,15 +285,7 @@ func examplesFit(name string) error {
 		if err := format.Node(&b, fset, ex.Play); err != nil {
 			return err
 		}
-		lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-		most := 22
-		if len(ex.Play.Decls) > 2 { // more than the imports and main
-			most = 60
-		}
-		if len(lines) > most {
-			return fmt.Errorf("Example%s prints %d lines on pkg.go.dev, more than its %d", ex.Name, len(lines), most)
-		}
-		for _, l := range lines {
+		for _, l := range strings.Split(b.String(), "\n") {
 			if w := columns(l, 4); w > 100 {
 				return fmt.Errorf("Example%s has a line of %d columns on pkg.go.dev, more than 100: %s", ex.Name, w, strings.TrimSpace(l))
 			}
