@@ -312,25 +312,11 @@ func ExampleDo_budget() {
 	// calls 1-91: 95 attempts, 19 retries refused
 }
 
-// A transaction that can fail to serialize is retried whole, on a
-// serialization failure (SQLSTATE 40001) or a deadlock (40P01) only; every
-// other error is Permanent, but none once ctx is done, so that Do reports
-// the stop with its cause. classify reads the code with errors.As for a
-// method SQLState() string, which pgx's *pgconn.PgError and lib/pq's
-// *pq.Error have, so no driver is imported; .ci/compare runs the same
+// A transaction that can fail to serialize is retried whole, with classify
+// between it and Do; no driver is imported, and .ci/compare runs the same
 // classify against a real PostgreSQL. The Policy is the README's for about
 // 40 clients on one row: Base = the clients × the time one holds the row.
 func ExampleDo_transaction() {
-	classify := func(ctx context.Context, err error) error {
-		var pg interface{ SQLState() string }
-		switch {
-		case ctx.Err() != nil:
-			return err
-		case errors.As(err, &pg) && (pg.SQLState() == "40001" || pg.SQLState() == "40P01"):
-			return err
-		}
-		return retry.Permanent(err) // nil for nil: a commit
-	}
 	p := retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -353,6 +339,22 @@ func ExampleDo_transaction() {
 	// tries: 3 err: <nil>
 	// tries: 1 err: SQLSTATE 23505
 	// tries: 1 err: retry: context canceled (cause: shutting down); last error: SQLSTATE 57014
+}
+
+// classify returns a serialization failure (SQLSTATE 40001) or a deadlock
+// (40P01) as it is, for Do to retry, and every error once ctx is done, for
+// Do to report the stop with its cause; it marks every other error
+// Permanent. It reads the code with errors.As for a method SQLState()
+// string, which pgx's *pgconn.PgError and lib/pq's *pq.Error have.
+func classify(ctx context.Context, err error) error {
+	var pg interface{ SQLState() string }
+	switch {
+	case ctx.Err() != nil:
+		return err
+	case errors.As(err, &pg) && (pg.SQLState() == "40001" || pg.SQLState() == "40P01"):
+		return err
+	}
+	return retry.Permanent(err) // nil for nil: a commit
 }
 
 // pgError stands in for a PostgreSQL driver's error, which says its

@@ -7,22 +7,20 @@
 //
 //	go run .ci/quickstart.go
 //
-// It takes the Go block under "## Quick start" from README.md and checks
-// that each function in it but main stands, to the letter and with its doc
-// comment, in retry_test.go, where the tests run it. Then it pastes the
-// block into main.go of a new module that points at this repository with a
-// replace, vets and builds it, and runs it against a local server: one that
-// answers 503 with Retry-After: 1, then 429 with a Retry-After HTTP-date,
-// then 200; and one that answers 404.
+// It takes the Go block under "## Quick start" from README.md, the only
+// place its code is written, and pastes it into main.go of a new module
+// that points at this repository with a replace, beside .ci/quickstart_test.go
+// as main_test.go. It vets the module and runs its tests, which call the
+// block's get and retryAfter, and run the program as pasted against local
+// servers.
 //
 // It also checks that what users see fits its box: every line of a code
 // block in README.md and .ci/compare/README.md within 89 columns, a tab
 // counted as GitHub's 8; and every example a whole program on pkg.go.dev,
-// within the columns that examplesFit gives. Last, the classify
-// func of ExampleDo_transaction must stand, to the letter, as the classify
-// that .ci/compare/db_test.go runs against a real PostgreSQL, and the
-// bucket of ExampleDo_budget, with its method and sentinel, as the one
-// that .ci/compare/overload_test.go runs.
+// within the columns that examplesFit gives. Last, ExampleDo_transaction's
+// classify must stand, to the letter, in .ci/compare/db_test.go, which runs
+// it against a real PostgreSQL, and ExampleDo_budget's bucket, with its
+// method and sentinel, in .ci/compare/overload_test.go.
 //
 // It exits 1 on the first thing that is not as it should be.
 package main
@@ -36,14 +34,10 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"time"
 )
 
 func main() {
@@ -51,7 +45,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
-	fmt.Println("ok: the README's quick start matches retry_test.go, builds as pasted and does what it says;")
+	fmt.Println("ok: the README's quick start passes its tests, builds as pasted and does what it says;")
 	fmt.Println("    the code blocks and examples fit their boxes; ExampleDo_transaction's classify and ExampleDo_budget's")
 	fmt.Println("    bucket are the ones .ci/compare runs")
 }
@@ -65,9 +59,6 @@ func check() error {
 	if err != nil {
 		return err
 	}
-	if err := sameFuncs(block, "retry_test.go"); err != nil {
-		return err
-	}
 	for _, name := range []string{"README.md", ".ci/compare/README.md"} {
 		if err := codeFits(name); err != nil {
 			return err
@@ -76,21 +67,13 @@ func check() error {
 	if err := examplesFit("example_test.go"); err != nil {
 		return err
 	}
-	if err := sameClassify("example_test.go", ".ci/compare/db_test.go"); err != nil {
+	if err := sameDecls("example_test.go", ".ci/compare/db_test.go", "classify"); err != nil {
 		return err
 	}
 	if err := sameDecls("example_test.go", ".ci/compare/overload_test.go", "errThrottled", "bucket", "record"); err != nil {
 		return err
 	}
-	bin, err := build(block)
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(filepath.Dir(bin))
-	if err := runRetries(bin); err != nil {
-		return err
-	}
-	return runNotFound(bin)
+	return test(block)
 }
 
 // quickStart returns the first Go block after the heading "## Quick start".
@@ -108,36 +91,6 @@ func quickStart(readme string) (string, error) {
 		return "", errors.New("the quick start's ```go block does not end")
 	}
 	return block + "\n", nil
-}
-
-// sameFuncs checks that every function of block but main stands in the Go
-// file name with the same text, doc comment included.
-func sameFuncs(block, name string) error {
-	want, err := funcs("README.md", []byte(block))
-	if err != nil {
-		return err
-	}
-	src, err := os.ReadFile(name)
-	if err != nil {
-		return err
-	}
-	have, err := funcs(name, src)
-	if err != nil {
-		return err
-	}
-	delete(want, "main")
-	if len(want) == 0 {
-		return errors.New("the quick start declares no function but main")
-	}
-	for f, text := range want {
-		switch {
-		case have[f] == "":
-			return fmt.Errorf("%s has no func %s, which the README's quick start has", name, f)
-		case have[f] != text:
-			return fmt.Errorf("func %s differs between the README's quick start and %s:\nREADME:\n%s\n%s:\n%s", f, name, text, name, have[f])
-		}
-	}
-	return nil
 }
 
 // sameDecls checks that each top-level declaration named in names stands in
@@ -194,26 +147,6 @@ func declTexts(name string) (map[string]string, error) {
 			case *ast.ValueSpec:
 				m[spec.Names[0].Name] = text(d.Doc, d)
 			}
-		}
-	}
-	return m, nil
-}
-
-// funcs returns the text of each top-level function in src, with its doc.
-func funcs(name string, src []byte) (map[string]string, error) {
-	fset := token.NewFileSet()
-	file, err := parser.ParseFile(fset, name, src, parser.ParseComments)
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]string{}
-	for _, d := range file.Decls {
-		if f, ok := d.(*ast.FuncDecl); ok && f.Recv == nil {
-			start := f.Pos()
-			if f.Doc != nil {
-				start = f.Doc.Pos()
-			}
-			m[f.Name.Name] = string(src[fset.Position(start).Offset:fset.Position(f.End()).Offset])
 		}
 	}
 	return m, nil
@@ -294,150 +227,41 @@ func examplesFit(name string) error {
 	return nil
 }
 
-// sameClassify checks that the func literal assigned to classify in
-// ExampleDo_transaction of example, and the one assigned to classify in
-// evidence, have the same text, indentation aside.
-func sameClassify(example, evidence string) error {
-	a, err := classifyText(example, "ExampleDo_transaction")
-	if err != nil {
-		return err
-	}
-	b, err := classifyText(evidence, "")
-	if err != nil {
-		return err
-	}
-	if a != b {
-		return fmt.Errorf("classify differs between %s and %s:\n%s\n%s", example, evidence, a, b)
-	}
-	return nil
-}
-
-// classifyText returns the text of the func literal assigned to classify
-// in the Go file name, inside the function fn or, if fn is "", at the top
-// level, with each line's leading tabs taken off.
-func classifyText(name, fn string) (string, error) {
-	fset := token.NewFileSet()
-	src, err := os.ReadFile(name)
-	if err != nil {
-		return "", err
-	}
-	file, err := parser.ParseFile(fset, name, src, parser.ParseComments)
-	if err != nil {
-		return "", err
-	}
-	var lit *ast.FuncLit
-	ast.Inspect(file, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FuncDecl:
-			return n.Name.Name == fn
-		case *ast.GenDecl:
-			return fn == ""
-		case *ast.ValueSpec:
-			if len(n.Names) == 1 && n.Names[0].Name == "classify" && len(n.Values) == 1 {
-				lit, _ = n.Values[0].(*ast.FuncLit)
-			}
-		case *ast.AssignStmt:
-			if id, ok := n.Lhs[0].(*ast.Ident); ok && id.Name == "classify" && len(n.Rhs) == 1 {
-				lit, _ = n.Rhs[0].(*ast.FuncLit)
-			}
-		}
-		return true
-	})
-	if lit == nil {
-		return "", fmt.Errorf("%s has no func literal assigned to classify", name)
-	}
-	text := string(src[fset.Position(lit.Pos()).Offset:fset.Position(lit.End()).Offset])
-	lines := strings.Split(text, "\n")
-	for i := range lines {
-		lines[i] = strings.TrimLeft(lines[i], "\t")
-	}
-	return strings.Join(lines, "\n"), nil
-}
-
-// build pastes block into main.go of a new module that requires this
-// repository through a replace, vets it and builds it, and returns the
-// program's path.
-func build(block string) (string, error) {
+// test pastes block into main.go of a new module that requires this
+// repository through a replace, with .ci/quickstart_test.go as main_test.go,
+// and vets it and runs its tests.
+func test(block string) error {
 	root, err := os.Getwd()
 	if err != nil {
-		return "", err
+		return err
 	}
 	dir, err := os.MkdirTemp("", "quickstart")
 	if err != nil {
-		return "", err
+		return err
 	}
+	defer os.RemoveAll(dir)
 	gomod := "module example.com/quickstart\n\ngo 1.25\n\n" +
 		"require github.com/bfc42b4f/retry v0.0.0\n\n" +
 		"replace github.com/bfc42b4f/retry => " + root + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
-		return "", err
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(block), 0o644); err != nil {
-		return "", err
+		return err
 	}
-	for _, args := range [][]string{{"vet", "."}, {"build", "-o", "quickstart", "."}} {
+	tests, err := os.ReadFile(filepath.Join(root, ".ci", "quickstart_test.go"))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main_test.go"), tests, 0o644); err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"vet", "-tags", "quickstart", "."}, {"test", "-tags", "quickstart", "-count=1", "."}} {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go %s of the quick start as pasted: %v\n%s", args[0], err, out)
+			return fmt.Errorf("go %s of the quick start as pasted: %v\n%s", args[0], err, out)
 		}
 	}
-	return filepath.Join(dir, "quickstart"), nil
-}
-
-// runRetries runs the program against a server that answers 503 with
-// Retry-After: 1, then 429 with a Retry-After HTTP-date 2s ahead, then 200,
-// and checks that it prints the body after 3 calls, having waited at least
-// what both headers asked: 1s, then more than 1s (an HTTP-date counts whole
-// seconds).
-func runRetries(bin string) error {
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch calls.Add(1) {
-		case 1:
-			w.Header().Set("Retry-After", "1")
-			w.WriteHeader(http.StatusServiceUnavailable)
-		case 2:
-			w.Header().Set("Retry-After", time.Now().Add(2*time.Second).UTC().Format(http.TimeFormat))
-			w.WriteHeader(http.StatusTooManyRequests)
-		default:
-			fmt.Fprint(w, "hello")
-		}
-	}))
-	defer srv.Close()
-	start := time.Now()
-	stdout, stderr, err := run(bin, srv.URL)
-	elapsed := time.Since(start)
-	if err != nil || stdout != "hello\n" || calls.Load() != 3 || elapsed < 2*time.Second {
-		return fmt.Errorf("against 503, 429, 200: the program printed %q and %q, exit %v, after %d calls and %v; want \"hello\\n\", exit 0, after 3 calls and at least 2s",
-			stdout, stderr, err, calls.Load(), elapsed)
-	}
 	return nil
-}
-
-// runNotFound runs the program against a server that answers 404, and
-// checks that it gives up after one call and says why.
-func runNotFound(bin string) error {
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		w.WriteHeader(http.StatusNotFound)
-	}))
-	defer srv.Close()
-	stdout, stderr, err := run(bin, srv.URL)
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 || stdout != "" || stderr != "HTTP 404\n" || calls.Load() != 1 {
-		return fmt.Errorf("against 404: the program printed %q and %q, exit %v, after %d calls; want \"HTTP 404\\n\" on stderr, exit 1, after 1 call",
-			stdout, stderr, err, calls.Load())
-	}
-	return nil
-}
-
-// run runs bin with args and returns what it printed.
-func run(bin string, args ...string) (stdout, stderr string, err error) {
-	var out, errOut bytes.Buffer
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	return out.String(), errOut.String(), err
 }

@@ -105,11 +105,14 @@ func strategies(base, limit time.Duration) []strategy {
 }
 
 // classify is ExampleDo_transaction's, to the letter, as .ci/quickstart.go
-// checks: it returns a serialization failure (SQLSTATE 40001) or a deadlock
+// checks. pgx's *pgconn.PgError has the method SQLState() string.
+
+// classify returns a serialization failure (SQLSTATE 40001) or a deadlock
 // (40P01) as it is, for Do to retry, and every error once ctx is done, for
-// Do to report the stop; it marks every other error Permanent. pgx's
-// *pgconn.PgError has the method SQLState() string.
-var classify = func(ctx context.Context, err error) error {
+// Do to report the stop with its cause; it marks every other error
+// Permanent. It reads the code with errors.As for a method SQLState()
+// string, which pgx's *pgconn.PgError and lib/pq's *pq.Error have.
+func classify(ctx context.Context, err error) error {
 	var pg interface{ SQLState() string }
 	switch {
 	case ctx.Err() != nil:
