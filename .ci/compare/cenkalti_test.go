@@ -10,14 +10,16 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/cenkalti/backoff/v5"
+	"github.com/cenkalti/backoff/v7"
 )
 
-// cenkalti/backoff v5.0.3. Source: exponential.go and retry.go in the module
-// cache, at the lines named in each probe.
+// cenkalti/backoff v7.0.3. Source: exponential.go, retry.go and error.go in
+// the module cache, at the lines named in each probe. Since v6.0.0 Retry
+// returns a *RetryError on every failure: the last operation error
+// (LastErr) and why it stopped (Cause), both matched by errors.Is.
 
 // TestCenkaltiFullJitter: no, ±50% around the interval
-// (exponential.go:106-117): the default first wait is drawn from
+// (exponential.go:104-123): the default first wait is drawn from
 // [250ms, 750ms], never from [0, 500ms].
 func TestCenkaltiFullJitter(t *testing.T) {
 	b := backoff.NewExponentialBackOff()
@@ -34,7 +36,7 @@ func TestCenkaltiFullJitter(t *testing.T) {
 }
 
 // TestCenkaltiNoWaitAboveCap: no, the jitter is applied after the cap
-// (exponential.go:29, "MaxInterval caps the RetryInterval and not the
+// (exponential.go:30, "MaxInterval caps the RetryInterval and not the
 // randomized interval"): with MaxInterval 1s, waits reach 1.5s.
 func TestCenkaltiNoWaitAboveCap(t *testing.T) {
 	b := &backoff.ExponentialBackOff{InitialInterval: time.Second, RandomizationFactor: 0.5, Multiplier: 2, MaxInterval: time.Second}
@@ -47,49 +49,41 @@ func TestCenkaltiNoWaitAboveCap(t *testing.T) {
 	}
 }
 
-// TestCenkaltiOverflowSafety: the interval saturates at MaxInterval
-// (exponential.go:96), but the ±50% jitter then turns a float above
-// MaxInt64 into an integer (exponential.go:117), which on amd64 is MinInt64:
-// a negative wait, on which Retry's timer fires at once (retry.go:108-133).
-// Retry thus retries at once after every wait that overflowed; a wait that
-// did not, near MaxInt64, passes MaxElapsedTime and ends Retry.
+// TestCenkaltiOverflowSafety: yes, since v7.0.1: the interval saturates at
+// MaxInterval (exponential.go:97), and a randomized interval at or above
+// MaxInt64 is MaxInt64 (exponential.go:119-122), never negative. Retry
+// then stops at once, as the wait would pass MaxElapsedTime
+// (retry.go:184-186). (v5.0.3 turned it into MinInt64, a retry at once.)
 func TestCenkaltiOverflowSafety(t *testing.T) {
-	amd64(t)
 	overflowing := func() *backoff.ExponentialBackOff {
 		return &backoff.ExponentialBackOff{InitialInterval: math.MaxInt64, RandomizationFactor: 0.5, Multiplier: 1.5, MaxInterval: math.MaxInt64}
 	}
 	b := overflowing()
-	negative := 0
+	saturated := 0
 	for range 200 {
-		if b.NextBackOff() == math.MinInt64 {
-			negative++
+		d := b.NextBackOff()
+		if d < math.MaxInt64/2 {
+			t.Fatalf("NextBackOff() near MaxInt64 = %v, want at least MaxInt64/2, never negative", d)
+		}
+		if d == math.MaxInt64 {
+			saturated++
 		}
 	}
 	// Half the draws land above MaxInt64; all 200 miss with a chance of 2⁻²⁰⁰.
-	if negative == 0 {
-		t.Errorf("no wait of 200 was MinInt64, want about half")
+	if saturated == 0 {
+		t.Errorf("no wait of 200 was MaxInt64, want about half")
 	}
-	t.Logf("%d of 200 waits were MinInt64", negative)
 	synctest.Test(t, func(t *testing.T) {
-		// Each Retry makes a second call with a chance of 1/2: 64 of them
-		// all stop after one with a chance of 2⁻⁶⁴.
-		retried := 0
-		for range 64 {
-			r := newRecorder(fails(100, errBoom)...)
-			_, err := backoff.Retry(context.Background(), func() (int, error) { return 0, r.call() }, backoff.WithBackOff(overflowing()))
-			if err != errBoom || time.Since(r.start) != 0 {
-				t.Fatalf("Retry() = %v after %d calls and %v, want %v without a wait", err, r.calls(), time.Since(r.start), errBoom)
-			}
-			retried += r.calls() - 1
-		}
-		if retried == 0 {
-			t.Errorf("64 Retry calls made no second call, want retries after waits of 0")
+		r := newRecorder(fails(100, errBoom)...)
+		_, err := backoff.Retry(context.Background(), func() (int, error) { return 0, r.call() }, backoff.WithBackOff(overflowing()))
+		if !errors.Is(err, backoff.ErrMaxElapsedTime) || !errors.Is(err, errBoom) || r.calls() != 1 || time.Since(r.start) != 0 {
+			t.Errorf("Retry() = %v after %d calls and %v, want ErrMaxElapsedTime and %v after 1, at once", err, r.calls(), time.Since(r.start), errBoom)
 		}
 	})
 }
 
 // TestCenkaltiZeroValue: Retry's defaults are 500ms ×1.5 up to 60s with
-// ±50% (exponential.go:57-62), no limit on tries, and a MaxElapsedTime of
+// ±50% (exponential.go:58-63), no limit on tries, and a MaxElapsedTime of
 // 15 minutes (retry.go:10); a zero ExponentialBackOff{} waits 0s. It times
 // what Retry with no options does: the first wait spread over
 // [250ms, 750ms], the second over [375ms, 1.125s], the 20th, at the cap,
@@ -118,8 +112,9 @@ func TestCenkaltiZeroValue(t *testing.T) {
 		r := newRecorder(fails(1000, errBoom)...)
 		_, err := backoff.Retry(context.Background(), func() (int, error) { return 0, r.call() })
 		// It stops once the next wait, at most 90s, would pass 15m.
-		if elapsed := time.Since(r.start); err != errBoom || elapsed > 15*time.Minute || elapsed < 13*time.Minute+30*time.Second {
-			t.Errorf("Retry() = %v after %d calls and %v, want %v after 13.5 to 15m", err, r.calls(), elapsed, errBoom)
+		elapsed := time.Since(r.start)
+		if !errors.Is(err, backoff.ErrMaxElapsedTime) || !errors.Is(err, errBoom) || elapsed > 15*time.Minute || elapsed < 13*time.Minute+30*time.Second {
+			t.Errorf("Retry() = %v after %d calls and %v, want ErrMaxElapsedTime and %v after 13.5 to 15m", err, r.calls(), elapsed, errBoom)
 		}
 	})
 	var zero backoff.ExponentialBackOff
@@ -130,8 +125,9 @@ func TestCenkaltiZeroValue(t *testing.T) {
 	}
 }
 
-// TestCenkaltiCtxCheckedBeforeFirstCall: no (retry.go:85-104): with a
-// canceled ctx, Retry calls the operation and returns its success.
+// TestCenkaltiCtxCheckedBeforeFirstCall: no (retry.go:131-136, the ctx at
+// 161): with a canceled ctx, Retry calls the operation and returns its
+// success.
 func TestCenkaltiCtxCheckedBeforeFirstCall(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -142,22 +138,23 @@ func TestCenkaltiCtxCheckedBeforeFirstCall(t *testing.T) {
 	}
 }
 
-// TestCenkaltiCancelKeepsCauseAndLastError: the cause only
-// (retry.go:133-136): the last error is lost.
+// TestCenkaltiCancelKeepsCauseAndLastError: the cause and the last error,
+// in a *RetryError (retry.go:203-204), but not ctx.Err() when the cancel
+// has a cause of its own.
 func TestCenkaltiCancelKeepsCauseAndLastError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		time.AfterFunc(time.Second, func() { cancel(errStop) })
 		_, err := backoff.Retry(ctx, func() (int, error) { return 0, errBoom },
 			backoff.WithBackOff(backoff.NewConstantBackOff(time.Minute)))
-		if err != errStop || errors.Is(err, errBoom) || errors.Is(err, context.Canceled) {
-			t.Errorf("Retry() = %v, want the cause %v alone", err, errStop)
+		if !errors.Is(err, errStop) || !errors.Is(err, errBoom) || errors.Is(err, context.Canceled) {
+			t.Errorf("Retry() = %v, want the cause %v and %v, without %v", err, errStop, errBoom, context.Canceled)
 		}
 	})
 }
 
-// TestCenkaltiDeadlineAware: no (retry.go:132-136): it sleeps into the
-// deadline, and returns the deadline's error, without the last error.
+// TestCenkaltiDeadlineAware: no (retry.go:196-205): it sleeps into the
+// deadline, and returns the deadline's error with the last error.
 func TestCenkaltiDeadlineAware(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -165,35 +162,35 @@ func TestCenkaltiDeadlineAware(t *testing.T) {
 		start := time.Now()
 		_, err := backoff.Retry(ctx, func() (int, error) { return 0, errBoom },
 			backoff.WithBackOff(backoff.NewConstantBackOff(time.Minute)))
-		if time.Since(start) != time.Second || err != context.DeadlineExceeded {
-			t.Errorf("Retry() = %v after %v, want %v after 1s", err, time.Since(start), context.DeadlineExceeded)
+		if time.Since(start) != time.Second || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, errBoom) {
+			t.Errorf("Retry() = %v after %v, want %v and %v after 1s", err, time.Since(start), context.DeadlineExceeded, errBoom)
 		}
 	})
 }
 
-// TestCenkaltiServerHints: a RetryAfterError replaces the backoff, without
-// jitter, bounded only by MaxElapsedTime (retry.go:114-124), not by
-// MaxInterval: a hint that would pass MaxElapsedTime ends Retry at once.
+// TestCenkaltiServerHints: RetryAfter(d, cause) replaces the backoff,
+// without jitter, bounded only by MaxElapsedTime (retry.go:171-186), not by
+// MaxInterval: a hint that would pass MaxElapsedTime ends Retry at once,
+// with the cause as the last error; a negative hint is a wait of 0.
 func TestCenkaltiServerHints(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &backoff.ExponentialBackOff{InitialInterval: time.Millisecond, RandomizationFactor: 0.5, Multiplier: 2, MaxInterval: time.Second}
-		r := newRecorder(backoff.RetryAfter(3600))
+		r := newRecorder(backoff.RetryAfter(time.Hour, errBoom), backoff.RetryAfter(-time.Hour, errBoom))
 		_, err := backoff.Retry(context.Background(), func() (int, error) { return 0, r.call() },
 			backoff.WithBackOff(b), backoff.WithMaxElapsedTime(2*time.Hour))
-		if err != nil || r.calls() != 2 || r.waits()[0] != time.Hour {
-			t.Errorf("Retry() = %v after waits %v, want nil after exactly 1h", err, r.waits())
+		if err != nil || r.calls() != 3 || r.waits()[0] != time.Hour || r.waits()[1] != 0 {
+			t.Errorf("Retry() = %v after waits %v, want nil after exactly 1h, then 0s", err, r.waits())
 		}
-		hint := backoff.RetryAfter(3600)
-		r = newRecorder(hint)
+		r = newRecorder(backoff.RetryAfter(time.Hour, errBoom))
 		_, err = backoff.Retry(context.Background(), func() (int, error) { return 0, r.call() },
 			backoff.WithBackOff(b), backoff.WithMaxElapsedTime(30*time.Minute))
-		if err != hint || r.calls() != 1 || time.Since(r.start) != 0 {
-			t.Errorf("Retry(MaxElapsedTime 30m) = %v after %d calls and %v, want the hint's error at once", err, r.calls(), time.Since(r.start))
+		if re := backoff.AsRetryError(err); re == nil || re.LastErr != errBoom || re.Cause != backoff.ErrMaxElapsedTime || r.calls() != 1 || time.Since(r.start) != 0 {
+			t.Errorf("Retry(MaxElapsedTime 30m) = %v after %d calls and %v, want ErrMaxElapsedTime with %v at once", err, r.calls(), time.Since(r.start), errBoom)
 		}
 	})
 }
 
-// TestCenkaltiWhatIsRetried: every error but a Permanent one (retry.go:97).
+// TestCenkaltiWhatIsRetried: every error but a Permanent one (retry.go:139-142).
 func TestCenkaltiWhatIsRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder(errBoom, errBoom)
@@ -201,26 +198,31 @@ func TestCenkaltiWhatIsRetried(t *testing.T) {
 			t.Errorf("Retry() = %v after %d calls, want nil after 3", err, r.calls())
 		}
 		r = newRecorder(backoff.Permanent(errBoom))
-		if _, err := backoff.Retry(context.Background(), func() (int, error) { return 0, r.call() }); err != errBoom || r.calls() != 1 {
-			t.Errorf("Retry(Permanent) = %v after %d calls, want %v after 1", err, r.calls(), errBoom)
+		_, err := backoff.Retry(context.Background(), func() (int, error) { return 0, r.call() })
+		if !errors.Is(err, backoff.ErrPermanent) || !errors.Is(err, errBoom) || r.calls() != 1 {
+			t.Errorf("Retry(Permanent) = %v after %d calls, want ErrPermanent and %v after 1", err, r.calls(), errBoom)
 		}
 	})
 }
 
-// TestCenkaltiErrorAfterLastAttempt: the last error, unchanged (retry.go:93).
+// TestCenkaltiErrorAfterLastAttempt: a *RetryError that holds the last
+// error and ErrExhausted (retry.go:155-158), not the last error itself;
+// its message says the cause first (error.go:57-59).
 func TestCenkaltiErrorAfterLastAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		last := errors.New("last")
 		r := newRecorder(errBoom, errBoom, last)
 		_, err := backoff.Retry(context.Background(), func() (int, error) { return 0, r.call() }, backoff.WithMaxTries(3))
-		if err != last {
-			t.Errorf("Retry() = %v, want %v", err, last)
+		re := backoff.AsRetryError(err)
+		if err == last || re == nil || re.LastErr != last || re.Cause != backoff.ErrExhausted || err.Error() != "backoff: retries exhausted (last error: last)" {
+			t.Errorf("Retry() = %#v, want a *RetryError of ErrExhausted and %v", err, last)
 		}
 	})
 }
 
 // TestCenkaltiPolicyState: an ExponentialBackOff keeps state and is not safe
-// for concurrent use (exponential.go:45), so it is built once per call: each
+// for concurrent use (exponential.go:46, retry.go:39-40), so it is built
+// once per call: each
 // NextBackOff grows the next.
 func TestCenkaltiPolicyState(t *testing.T) {
 	b := &backoff.ExponentialBackOff{InitialInterval: time.Second, Multiplier: 2, MaxInterval: time.Hour}

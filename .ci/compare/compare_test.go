@@ -22,6 +22,25 @@
 //     outage overloads, in virtual time and on loopback, with and without
 //     ExampleDo_budget's bucket; cmd/fleetplot draws it too.
 //
+// The cells of README.md's tables marked † are read from source, at the
+// versions go.mod pins, in the module cache (go env GOMODCACHE), not probed:
+// avast's Retrier can be reused (options.go:118-121), but a ctx is one of
+// its options (options.go:343), so a ctx per request takes a Retrier per
+// request; failsafe's RetryPolicy "is concurrency safe"
+// (retrypolicy/retry.go:59); the fn types are cenkalti's Operation[T]
+// (retry.go:15), avast's RetryableFunc (retry.go:157), sethvargo's
+// RetryFunc (retry.go:22), failsafe's Run (executor.go:43) and
+// RunWithExecution (executor.go:49); the total-time limits are cenkalti's
+// WithMaxElapsedTime (retry.go:94) and WithMaxDuration (sethvargo
+// backoff.go:160, failsafe retrypolicy/retry.go:272); the hooks are
+// WithNotify (cenkalti retry.go:56) and OnRetry (avast options.go:284,
+// failsafe retrypolicy/retry.go:342); the value variants are Retry[T]
+// (cenkalti retry.go:114), NewWithData[T] (avast options.go:126), DoValue
+// (sethvargo retry.go:52) and Get (failsafe executor.go:54);
+// go-retryablehttp's Client (client.go:404-437) takes a *Request and
+// returns an *http.Response (client.go:666); the minimum Go is each
+// go.mod's go line.
+//
 // Run from this directory:
 //
 //	go test ./...                             # the probes

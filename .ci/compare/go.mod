@@ -5,9 +5,9 @@ go 1.25.0
 replace github.com/bfc42b4f/retry => ../..
 
 require (
-	github.com/avast/retry-go/v4 v4.7.0
+	github.com/avast/retry-go/v5 v5.1.1
 	github.com/bfc42b4f/retry v0.0.0-00010101000000-000000000000
-	github.com/cenkalti/backoff/v5 v5.0.3
+	github.com/cenkalti/backoff/v7 v7.0.3
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/jackc/pgx/v5 v5.13.0

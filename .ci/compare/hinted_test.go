@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/bfc42b4f/retry"
-	"github.com/cenkalti/backoff/v5"
+	"github.com/cenkalti/backoff/v7"
 	"github.com/hashicorp/go-retryablehttp"
 )
 
@@ -127,11 +127,11 @@ var hintedStrategies = []hintedClient{
 		}
 		return nil
 	}},
-	{"cenkalti/backoff, RetryAfterError", func(ctx context.Context, client *http.Client, url string) error {
+	{"cenkalti/backoff, RetryAfter", func(ctx context.Context, client *http.Client, url string) error {
 		_, err := backoff.Retry(ctx, func() (struct{}, error) {
 			wait, err := getOnce(ctx, client, url)
 			if err != nil && wait > 0 {
-				return struct{}{}, &backoff.RetryAfterError{Duration: wait}
+				return struct{}{}, backoff.RetryAfter(wait, err)
 			}
 			return struct{}{}, err
 		}, backoff.WithMaxTries(hintedAttempts))
@@ -207,9 +207,15 @@ func runHintedFleet(t *testing.T, c hintedClient, date bool) hintedFleet {
 
 // TestHintedFleet runs fleets of clients that a server's Retry-After tells
 // to wait, against a real HTTP server on loopback that turns every request
-// away for an outage and then admits a capacity per window: retry.Do with
-// retry.After, go-retryablehttp, cenkalti/backoff and a loop that waits
-// the hint exactly. It asserts only directions: retry.Do's peak per window
+// away for an outage, with 503 or 429 in turn, and then admits a capacity
+// per window and turns the rest away the same way: retry.Do with
+// retry.After, go-retryablehttp at its defaults (RetryMax 4),
+// cenkalti/backoff with RetryAfter, and a loop that waits the hint exactly.
+// Each runs with the hint in seconds and as an HTTP-date, the next whole
+// second after now + the hint, so that no client is told to wait less. Its
+// table gives, per fleet, the clients through, the requests a client made,
+// those after the outage, the peak per window, those turned away and the
+// last success. It asserts only directions: retry.Do's peak per window
 // stays under the capacity, and every fleet that waits the hint exactly
 // peaks above it.
 func TestHintedFleet(t *testing.T) {

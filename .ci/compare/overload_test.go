@@ -20,8 +20,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	avast "github.com/avast/retry-go/v5"
 	"github.com/bfc42b4f/retry"
-	"github.com/cenkalti/backoff/v5"
+	"github.com/cenkalti/backoff/v7"
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/retrypolicy"
@@ -181,7 +182,7 @@ var overloadStrategies = []overloadStrategy{
 			})
 		}
 	}},
-	{"cenkalti/backoff v5", func() func(context.Context, func(context.Context) error) error {
+	{"cenkalti/backoff v7", func() func(context.Context, func(context.Context) error) error {
 		return func(ctx context.Context, attempt func(context.Context) error) error {
 			b := &backoff.ExponentialBackOff{InitialInterval: 100 * time.Millisecond, RandomizationFactor: 0.5,
 				Multiplier: 2, MaxInterval: 10 * time.Second}
@@ -190,13 +191,35 @@ var overloadStrategies = []overloadStrategy{
 			return err
 		}
 	}},
+	{"avast/retry-go v5", avastWith(nil)},
+	{"avast/retry-go v5 with its throttle", func() func(context.Context, func(context.Context) error) error {
+		// One bucket, at the default config, shared by every call: a
+		// throttle made per call is a full bucket every time.
+		return avastWith(avast.NewFixedTokenBucketThrottle(avast.FixedTokenBucketThrottleConfig{}))()
+	}},
 	{"failsafe-go", failsafeWith(nil)},
 	{"failsafe-go with budget.New()", func() func(context.Context, func(context.Context) error) error {
 		return failsafeWith(budget.New())()
 	}},
 }
 
-// failsafeWith is a failsafe-go overloadStrategy, with a retry budget if b is not nil.
+// avastWith is an avast/retry-go overloadStrategy, with the throttle m if m
+// is not nil: 4 attempts, a first wait of 100ms and a cap of 10s, as close
+// to Do's zero Policy as its options allow, with its default jitter. Each
+// call builds its Retrier, since the call's ctx is one of its options.
+func avastWith(m avast.ThrottleManager) func() func(context.Context, func(context.Context) error) error {
+	return func() func(context.Context, func(context.Context) error) error {
+		return func(ctx context.Context, attempt func(context.Context) error) error {
+			return avast.New(avast.Context(ctx), avast.Attempts(4), avast.Delay(100*time.Millisecond),
+				avast.MaxDelay(10*time.Second), avast.WithThrottle(m)).Do(func() error { return attempt(ctx) })
+		}
+	}
+}
+
+// failsafeWith is a failsafe-go overloadStrategy, with a retry budget if b
+// is not nil. budget.New() refuses a retry only once at least 3 are in
+// flight and they exceed 20% of the executions in flight, checked after the
+// wait.
 func failsafeWith(b budget.Budget) func() func(context.Context, func(context.Context) error) error {
 	return func() func(context.Context, func(context.Context) error) error {
 		builder := retrypolicy.NewBuilder[any]().WithBackoff(100*time.Millisecond, 10*time.Second).WithMaxAttempts(4)
@@ -321,8 +344,10 @@ func (r overloadRun) String() string {
 // window's calls get through, 90% of them at least. It asserts directions
 // only, as the jitter is random: no retry recovers; retry.Do alone does
 // not, within 20s; retry.Do with ExampleDo_budget's bucket recovers within
-// no retry's time plus 1s, with at most 1.1 times its attempts; and
-// failsafe-go's rows as they were measured.
+// no retry's time plus 1s, with at most 1.1 times its attempts; and the
+// peers' rows as they were measured: cenkalti/backoff v7, avast/retry-go v5
+// and failsafe-go without a budget do not recover, avast's throttle
+// recovers as the bucket does, failsafe-go's budget at 50% only.
 func TestOverload(t *testing.T) {
 	const horizon = 20 * time.Second
 	for _, load := range []struct {
@@ -344,11 +369,12 @@ func TestOverload(t *testing.T) {
 			// Every row that retries without a budget keeps the dependency
 			// down, as does failsafe-go's budget at 80%.
 			down := []string{"retry.Do, Policy{}", "retry.Do, Attempts 2", "retry.Do, Base 1s, Max 10s",
-				"retry.Do, a 2s deadline a call", "cenkalti/backoff v5", "failsafe-go"}
+				"retry.Do, a 2s deadline a call", "cenkalti/backoff v7", "avast/retry-go v5", "failsafe-go"}
 			if load.name == "80%" {
 				down = append(down, "failsafe-go with budget.New()")
 			}
-			none := checkOverload(t, runs, horizon, down)
+			none := checkOverload(t, runs, horizon, down,
+				[]string{"retry.Do with ExampleDo_budget's bucket", "avast/retry-go v5 with its throttle"})
 			// failsafe-go's budget recovers at 50%, but later than no retry.
 			if f := runs["failsafe-go with budget.New()"]; load.name == "50%" && (f.recovery < 0 || f.recovery <= none.recovery) {
 				t.Errorf("failsafe-go with budget.New(): recovery %v, want one later than no retry's %v", f.recovery, none.recovery)
@@ -420,14 +446,16 @@ func TestOverloadRealNetwork(t *testing.T) {
 		runs[s.name] = r
 		t.Log(r)
 	}
-	checkOverload(t, runs, horizon, []string{"retry.Do, Policy{}", "go-retryablehttp v0.7.8, HTTPClient.Timeout 500ms"})
+	checkOverload(t, runs, horizon, []string{"retry.Do, Policy{}", "go-retryablehttp v0.7.8, HTTPClient.Timeout 500ms"},
+		[]string{"retry.Do with ExampleDo_budget's bucket"})
 }
 
 // checkOverload checks the directions both overload tests assert: no retry
-// recovers within a third of the horizon, no row of down recovers, and the
-// bucket recovers within no retry's time plus 1s, with at most 1.1 times
-// its attempts. It returns no retry's run.
-func checkOverload(t *testing.T, runs map[string]overloadRun, horizon time.Duration, down []string) overloadRun {
+// recovers within a third of the horizon, no row of down recovers, and each
+// row of budgets (ExampleDo_budget's bucket, and avast's throttle) recovers
+// within no retry's time plus 1s, with at most 1.1 times its attempts. It
+// returns no retry's run.
+func checkOverload(t *testing.T, runs map[string]overloadRun, horizon time.Duration, down, budgets []string) overloadRun {
 	t.Helper()
 	none := runs["no retry"]
 	if !none.recovered(horizon / 3) {
@@ -438,12 +466,14 @@ func checkOverload(t *testing.T, runs map[string]overloadRun, horizon time.Durat
 			t.Errorf("%s recovered %v after the outage, want no recovery within %v", name, r.recovery, horizon)
 		}
 	}
-	b := runs["retry.Do with ExampleDo_budget's bucket"]
-	if !b.recovered(none.recovery + time.Second) {
-		t.Errorf("the bucket: recovery %v, want within no retry's %v plus 1s", b.recovery, none.recovery)
-	}
-	if float64(b.attempts) > 1.1*float64(none.attempts) {
-		t.Errorf("the bucket: %d attempts, want at most 1.1 times no retry's %d", b.attempts, none.attempts)
+	for _, name := range budgets {
+		b := runs[name]
+		if !b.recovered(none.recovery + time.Second) {
+			t.Errorf("%s: recovery %v, want within no retry's %v plus 1s", name, b.recovery, none.recovery)
+		}
+		if float64(b.attempts) > 1.1*float64(none.attempts) {
+			t.Errorf("%s: %d attempts, want at most 1.1 times no retry's %d", name, b.attempts, none.attempts)
+		}
 	}
 	return none
 }

@@ -89,7 +89,7 @@ var panels = []panelSpec{
 	{"HTTP on loopback (TestFleetRealNetwork): the same fleet, real clock", ".", "^TestFleetRealNetwork$", "-fleet.series", 50,
 		[]string{"full jitter (retry.Do)", "no jitter: exactly min(Max, Base·2ⁿ)"}, false},
 	{"Retry-After: 1 on loopback (TestHintedFleet): 300 clients, 1s outage, 25 per 10ms", ".", "^TestHintedFleet$/^seconds$", "-hinted.series", 25,
-		[]string{"retry.Do with retry.After", "go-retryablehttp, defaults", "cenkalti/backoff, RetryAfterError", "a loop that waits the hint exactly"}, false},
+		[]string{"retry.Do with retry.After", "go-retryablehttp, defaults", "cenkalti/backoff, RetryAfter", "a loop that waits the hint exactly"}, false},
 }
 
 // colors are the series' colors, this package's first: blue, then red,
