@@ -10,8 +10,8 @@ import (
 
 // Permanent wraps err in a marker that stops [Do], wherever it is in fn's
 // error. Permanent(nil) is nil, Permanent of a marker returns it, and the
-// marker's message and Unwrap are err's. Mark an error where fn returns it,
-// not where it is defined: a marked sentinel, once wrapped, stops every Do.
+// marker's message and Unwrap are err's. Mark where fn returns an error: a
+// sentinel marked where it is defined stops every enclosing Do once wrapped.
 func Permanent(err error) error {
 	if _, ok := err.(*permanent); ok || err == nil {
 		return err

@@ -35,9 +35,9 @@ var errNilContext, errNilFunc = errors.New("retry: nil Context"), errors.New("re
 //     enclosing Do retries unless its own fn marks the error again.
 //   - Do stops and returns fn's error as it is, even if ctx is done, if the
 //     error wraps a [Permanent] error (which stops enclosing Dos too), if its
-//     Retryable() bool method says false, if its RetryAfter() time.Duration
-//     method, such as [After]'s, gives a hint above Max, or after the last
-//     attempt.
+//     first Retryable() bool method says false, if its first RetryAfter()
+//     time.Duration method, such as [After]'s, gives a hint above Max, or
+//     after the last attempt.
 //   - If ctx is done, Do returns an error that matches ctx.Err(),
 //     context.Cause(ctx) and fn's last error, if any, such as "retry:
 //     context canceled (cause: shutting down); last error: HTTP 503".
