@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -131,13 +131,13 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 }
 
 // Each attempt gets at most 50ms inside fn, and the whole operation a
-// deadline of its own. The attempt's timeout has a cause, so errors.Is
-// tells which limit ran out if the callee returns the context's cause, as
-// net/http does from Go 1.23 (before, it returns DeadlineExceeded). Ask
-// for the whole deadline first: when Do stops because its next wait would
-// reach it, the error matches both. fn reads the body before its cancel
-// runs, and returns bytes. The server never answers, so every attempt
-// times out.
+// deadline of its own. fn tells which limit ran out from its two contexts,
+// whatever error the callee returns (net/http, a database driver): the
+// attempt's is done and Do's is not. Its error says so with %v, not %w,
+// since the callee's error can match DeadlineExceeded, which stands for the
+// whole deadline: Do matches it when it stops for that deadline, even
+// before it passes. fn reads the body before its cancel runs, and returns
+// bytes. The server never answers, so every attempt times out.
 func ExampleDo_attemptTimeout() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
@@ -148,9 +148,13 @@ func ExampleDo_attemptTimeout() {
 	for _, whole := range []time.Duration{time.Minute, 20 * time.Millisecond} {
 		ctx, cancel := context.WithTimeout(context.Background(), whole)
 		_, err := retry.DoValue(ctx, p, func(ctx context.Context) ([]byte, error) {
-			ctx, cancel := context.WithTimeoutCause(ctx, 50*time.Millisecond, errAttemptTimeout)
+			attemptCtx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 			defer cancel() // which ends the body's reads: fetch reads it all first
-			return fetch(ctx, srv.URL)
+			body, err := fetch(attemptCtx, srv.URL)
+			if err != nil && attemptCtx.Err() != nil && ctx.Err() == nil {
+				return nil, fmt.Errorf("%w: %v", errAttemptTimeout, err)
+			}
+			return body, err
 		})
 		cancel()
 		switch {
@@ -202,22 +206,61 @@ func ExamplePolicy_Delay() {
 	// connected after 4 failures
 }
 
-// Do has no hooks: fn itself can count the attempts and log each failure.
+// Do has no hooks: fn is the hook. fn logs a retry as it starts, with the
+// error that caused it and the wait since, so the last attempt is never
+// logged as a retry; after Do, the caller logs why it stopped, from what it
+// has: the attempts fn counted, fn's own classification, and the errors of
+// ctx. Three calls stand for a dependency that answers 503 three times,
+// 503 then 404, and 429 with a hint past the deadline.
 func ExampleDo_observe() {
-	logger := log.New(os.Stdout, "", 0)
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == "wait" {
+				return slog.Attr{} // they change from run to run: a service keeps them
+			}
+			return a
+		},
+	}))
 	p := retry.Policy{Attempts: 3, Base: time.Millisecond}
-	attempts := 0
-	err := retry.Do(context.Background(), p, func(context.Context) error {
-		attempts++
-		logger.Printf("attempt %d failed: %v", attempts, context.DeadlineExceeded)
-		return context.DeadlineExceeded
-	})
-	logger.Printf("gave up after %d attempts: %v", attempts, err)
+	for i, codes := range [][]int{{503, 503, 503}, {503, 404}, {429}} {
+		log := logger.With("call", i+1)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		attempts, notRetryable, last, ended := 0, false, error(nil), time.Time{}
+		err := retry.Do(ctx, p, func(ctx context.Context) error {
+			if attempts++; attempts > 1 {
+				log.Info("retry", "attempt", attempts, "after", last, "wait", time.Since(ended))
+			}
+			switch code := codes[attempts-1]; code { // stands for a call to the dependency
+			case 503:
+				last = fmt.Errorf("HTTP %d", code)
+			case 429:
+				last = retry.After(fmt.Errorf("HTTP %d", code), 5*time.Second)
+			default:
+				notRetryable, last = true, retry.Permanent(fmt.Errorf("HTTP %d", code))
+			}
+			ended = time.Now()
+			return last
+		})
+		why := "" // fn's own classification first: it can mark the last attempt too
+		switch {
+		case notRetryable:
+			why = "not retryable"
+		case attempts == p.Attempts:
+			why = "attempts used up"
+		case ctx.Err() != nil, errors.Is(err, context.DeadlineExceeded):
+			why = "out of time"
+		}
+		if cancel(); err != nil {
+			log.Error("gave up", "attempts", attempts, "why", why, "err", err)
+		}
+	}
 	// Output:
-	// attempt 1 failed: context deadline exceeded
-	// attempt 2 failed: context deadline exceeded
-	// attempt 3 failed: context deadline exceeded
-	// gave up after 3 attempts: context deadline exceeded
+	// level=INFO msg=retry call=1 attempt=2 after="HTTP 503"
+	// level=INFO msg=retry call=1 attempt=3 after="HTTP 503"
+	// level=ERROR msg="gave up" call=1 attempts=3 why="attempts used up" err="HTTP 503"
+	// level=INFO msg=retry call=2 attempt=2 after="HTTP 503"
+	// level=ERROR msg="gave up" call=2 attempts=2 why="not retryable" err="HTTP 404"
+	// level=ERROR msg="gave up" call=3 attempts=1 why="out of time" err="retry: the next wait would reach the context deadline; last error: HTTP 429"
 }
 
 type writeError string

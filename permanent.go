@@ -10,8 +10,8 @@ import (
 
 // Permanent wraps err in a marker that stops [Do], wherever it is in fn's
 // error. Permanent(nil) is nil, Permanent of a marker returns it, and the
-// marker's message and Unwrap are err's. Mark where fn returns an error: a
-// sentinel marked where it is defined stops every enclosing Do once wrapped.
+// marker's message and Unwrap are err's. Mark an error where fn returns it,
+// and compare Do's error with the error marked: errors.Is(err, ErrNotFound).
 func Permanent(err error) error {
 	if _, ok := err.(*permanent); ok || err == nil {
 		return err
@@ -29,10 +29,11 @@ func (e *permanent) Unwrap() error        { return e.err }
 func (e *permanent) Is(target error) bool { return target == errMarked }
 
 // After wraps err with a hint to wait at least d before the next attempt,
-// as an HTTP Retry-After header or a gRPC pushback asks; [Policy] says how
-// long. After(nil, d) is nil; with d <= 0, After returns err as it is. It
-// says err's message and unwraps to err, so an outer After overrules a
-// hint that err holds.
+// as an HTTP Retry-After header asks; [Policy] says how long. After(nil, d)
+// is nil; with d <= 0, After returns err as it is, to be retried, as for a
+// Retry-After date already past. A gRPC pushback below zero asks for no
+// retry: return Permanent(err) for it. After says err's message and
+// unwraps to err, so an outer After overrules a hint that err holds.
 func After(err error, d time.Duration) error {
 	if err == nil || d <= 0 {
 		return err

@@ -50,7 +50,7 @@ func (p Policy) max() time.Duration { return orDefault(p.Max, defaultMax) }
 func (p Policy) ceiling(n int) time.Duration {
 	base, limit, n := orDefault(p.Base, defaultBase), p.max(), max(n, 0)
 	// Compare before shifting: with Base = 2⁴⁰+1ns and n = 24, base<<n wraps
-	// to 2²⁴ns (16.7ms). Once n reaches 63, limit>>n is 0: limit it is.
+	// to 2²⁴ns (16.7ms). From n = 63 on, limit>>n is 0, so limit is returned.
 	if base > limit>>n {
 		return limit
 	}

@@ -7,13 +7,12 @@
 //		return send(ctx, msg)
 //	})
 //
-// [Do] states the rules. [Policy] sets the attempts and waits, [Permanent]
-// marks an error no retry can mend, and [After] carries a server's hint.
-//
-// A service that calls a dependency at half its capacity or more also needs
-// a retry budget per dependency, such as [the budget example]'s.
-//
-// [the budget example]: https://pkg.go.dev/github.com/bfc42b4f/retry#example-Do-Budget
+// [Do]'s doc states the rules. [Policy] sets the attempts and waits,
+// [Permanent] marks an error no retry can mend, and [After] carries a
+// server's hint. A service that calls a dependency at half its capacity or
+// more also needs a retry budget per dependency, such as the one in
+// ExampleDo_budget, in example_test.go and at
+// https://pkg.go.dev/github.com/bfc42b4f/retry#example-Do-Budget.
 package retry
 
 import (
@@ -26,24 +25,24 @@ import (
 var errNilContext, errNilFunc = errors.New("retry: nil Context"), errors.New("retry: nil func")
 
 // Do calls fn until it returns nil, at most Attempts times, waiting between
-// calls as [Policy] says, and returns nil or the error that stopped it. fn
-// runs on the calling goroutine and gets ctx. Retry only what is safe to
-// repeat. Do reads fn's error with [errors.Is] and [errors.As]. In order:
+// calls as [Policy] says. fn runs on the calling goroutine and gets ctx:
+// retry only what is safe to repeat. A nil ctx or fn is an error, and fn is
+// never called once ctx is done. Do reads fn's error with [errors.Is] and
+// [errors.As], and returns it unchanged, even if ctx is done:
 //
-//   - A nil ctx or fn is an error, and fn is never called once ctx is done.
-//   - If fn returns retry.Permanent(err), Do stops and returns err, so an
-//     enclosing Do retries unless its own fn marks the error again.
-//   - Do stops and returns fn's error as it is, even if ctx is done, if the
-//     error wraps a [Permanent] error (which stops enclosing Dos too), if its
-//     first Retryable() bool method says false, if its first RetryAfter()
-//     time.Duration method, such as [After]'s, gives a hint above Max, or
-//     after the last attempt.
-//   - If ctx is done, Do returns an error that matches ctx.Err(),
-//     context.Cause(ctx) and fn's last error, if any, such as "retry:
-//     context canceled (cause: shutting down); last error: HTTP 503".
-//   - If the wait would reach ctx's deadline, Do returns at once an error
-//     that matches [context.DeadlineExceeded] and fn's last error.
-//   - Do waits, and if ctx ends meanwhile, returns then as above.
+//   - after the last attempt;
+//   - if it wraps a [Permanent] marker, which stays, so enclosing Dos stop too;
+//   - if its first Retryable() bool method says false;
+//   - if its first RetryAfter() time.Duration method, such as [After]'s,
+//     gives a hint above Max.
+//
+// The one exception: if fn returns retry.Permanent(err) itself, Do returns
+// err, so an enclosing Do retries. Otherwise, once ctx is done, Do returns
+// an error that matches ctx.Err(), context.Cause(ctx) and fn's last error,
+// such as "retry: context canceled (cause: shutting down); last error: HTTP
+// 503". If the next wait would reach ctx's deadline, Do returns at once an
+// error that matches [context.DeadlineExceeded] and fn's last error; ctx.Err()
+// is still nil then, and a cause set for the deadline is not in the error.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	switch {
 	case ctx == nil:
@@ -71,7 +70,7 @@ func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 			return stopped(ctx, err)
 		}
 		wait := p.wait(attempt-1, h)
-		// No call could start in time: the same calls, and time for a fallback.
+		// No call could start before the deadline, so return the error now.
 		if deadline, ok := ctx.Deadline(); ok && wait >= time.Until(deadline) {
 			return wrap(err, "retry: %w; last error: %w", pastDeadline{})
 		}
@@ -121,7 +120,7 @@ func (s *sleeper) sleep(ctx context.Context, d time.Duration) bool {
 	switch {
 	case d <= 0:
 	case ctx.Done() == nil:
-		time.Sleep(d) // no timer of Do's own: Sleep reuses the goroutine's
+		time.Sleep(d) // which allocates no timer: it uses the goroutine's own
 	default:
 		if s.t == nil {
 			s.t = time.NewTimer(d)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -245,7 +246,8 @@ func TestNilOrDoneContextGetsNoCall(t *testing.T) {
 // Rule: a Permanent marker that fn returns stops Do, which returns the error inside.
 
 // TestStopsOnMarker: the marker comes off, so that an enclosing Do retries
-// unless its own fn marks the error again, as ExamplePermanent shows.
+// unless its own fn marks the error again, as ExamplePermanent shows, and
+// Do's error compares equal to the error marked, as Permanent's doc says.
 func TestStopsOnMarker(t *testing.T) {
 	cause := errors.New("cause")
 	perm := retry.Permanent(cause)
@@ -256,7 +258,7 @@ func TestStopsOnMarker(t *testing.T) {
 		err  error // what fn returns on every call
 		want error // what Do returns after one call
 	}{
-		{"the error inside comes back", retry.Policy{}, perm, cause},
+		{"a sentinel marked where fn returns it comes back", retry.Policy{}, perm, cause},
 		{"a marker around a wrapped marker gives back the wrapped one", retry.Policy{}, retry.Permanent(wrapped), wrapped},
 		{"a marker wins over Retryable true", retry.Policy{}, retry.Permanent(retryable(true)), retryable(true)},
 		{"a marker wins over Retryable false", retry.Policy{}, retry.Permanent(retryable(false)), retryable(false)},
@@ -266,7 +268,7 @@ func TestStopsOnMarker(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
 			err := retry.Do(context.Background(), tt.p, func(context.Context) error { calls++; return tt.err })
-			if err != tt.want || calls != 1 {
+			if err != tt.want || !errors.Is(err, tt.want) || calls != 1 {
 				t.Errorf("Do() = %v after %d calls, want %v after 1", err, calls, tt.want)
 			}
 		})
@@ -536,11 +538,14 @@ func (c nilErrCtx) Err() error { return c.err }
 // Rule: a wait that would reach ctx's deadline ends Do at once.
 
 // TestStopsBeforeAWaitThatWouldReachTheDeadline: a hint of Max makes the wait
-// Max exactly: 1s with 1s left stops Do at once, and 2ns less is taken.
+// Max exactly: 1s with 1s left stops Do at once, and 2ns less is taken. The
+// early stop comes while ctx.Err() is nil, so the deadline's cause is not in
+// Do's error.
 func TestStopsBeforeAWaitThatWouldReachTheDeadline(t *testing.T) {
+	cause := errors.New("the deadline's cause")
 	for _, early := range []bool{true, false} {
 		bubble(t, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			ctx, cancel := context.WithTimeoutCause(context.Background(), time.Second, cause)
 			defer cancel()
 			wait := map[bool]time.Duration{true: time.Second, false: time.Second - 2}[early]
 			r := newRecorder(hint(wait))
@@ -551,8 +556,8 @@ func TestStopsBeforeAWaitThatWouldReachTheDeadline(t *testing.T) {
 			case early && (time.Since(r.start) != 0 || r.calls() != 1 || ctx.Err() != nil):
 				t.Errorf("Do returned after %v and %d calls, ctx.Err() = %v, want at once after 1, before the deadline",
 					time.Since(r.start), r.calls(), ctx.Err())
-			case early && (!errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, r.errs[0])):
-				t.Errorf("Do() = %v, want it to match %v and %v", err, context.DeadlineExceeded, r.errs[0])
+			case early && (!errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, r.errs[0]) || errors.Is(err, cause)):
+				t.Errorf("Do() = %v, want it to match %v and %v, not %v", err, context.DeadlineExceeded, r.errs[0], cause)
 			}
 		})
 	}
@@ -923,6 +928,59 @@ func TestAfter(t *testing.T) {
 	if err.Error() != inner.Error() || errors.Unwrap(err) != inner || !errors.Is(err, errBoom) {
 		t.Errorf("After(err, 1ns) says %q and unwraps to %#v, want err's message and err", err, errors.Unwrap(err))
 	}
+	// After's doc: a gRPC pushback below zero is marked Permanent, and gets no
+	// retry; a Retry-After date already past is handed to After, and does.
+	for _, tt := range []struct {
+		err   error
+		calls int
+	}{{retry.Permanent(errBoom), 1}, {retry.After(errBoom, -time.Second), 2}} {
+		calls := 0
+		retry.Do(context.Background(), retry.Policy{Attempts: 2, Base: 1}, func(context.Context) error {
+			calls++
+			return tt.err
+		})
+		if calls != tt.calls {
+			t.Errorf("Do(fn returning %#v) made %d calls, want %d", tt.err, calls, tt.calls)
+		}
+	}
+}
+
+// Examples whose output depends on their callee.
+
+// TestAttemptTimeoutWithPlainDeadlineExceeded runs ExampleDo_attemptTimeout
+// with every request through http.DefaultClient returning its context's
+// plain Err(), as Go 1.22's net/http, pgx and database/sql drivers do, rather
+// than its cause: the example must print the same lines.
+func TestAttemptTimeoutWithPlainDeadlineExceeded(t *testing.T) {
+	defer func(rt http.RoundTripper) { http.DefaultClient.Transport = rt }(http.DefaultClient.Transport)
+	http.DefaultClient.Transport = roundTripper(func(r *http.Request) (*http.Response, error) {
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	})
+	want := "whole deadline 1m0s: every attempt timed out\n" +
+		"whole deadline 20ms: the whole operation ran out of time\n"
+	if got := stdout(t, ExampleDo_attemptTimeout); got != want {
+		t.Errorf("ExampleDo_attemptTimeout printed\n%s, want\n%s", got, want)
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// stdout returns what f prints to os.Stdout.
+func stdout(t *testing.T, f func()) string {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(old *os.File) { os.Stdout = old }(os.Stdout)
+	os.Stdout = w
+	out := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); out <- b }()
+	f()
+	w.Close()
+	return string(<-out)
 }
 
 // Allocations and benchmarks.
