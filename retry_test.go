@@ -5,6 +5,7 @@ package retry_test
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"math"
 	"math/big"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"slices"
@@ -196,6 +198,47 @@ func TestFnGetsDosContext(t *testing.T) {
 	})
 	if want := []any{"request 7", "request 7"}; !slices.Equal(got, want) {
 		t.Errorf("fn got ctx values %v, want %v", got, want)
+	}
+}
+
+// TestIdempotencyKeyMadeOnceBeforeDo follows README's advice for a POST,
+// on loopback: the server does the work, then loses its first reply, and
+// does the work again only for a key it has not seen. With a key made once
+// before Do, the work is done once; made inside fn, twice.
+func TestIdempotencyKeyMadeOnceBeforeDo(t *testing.T) {
+	for _, before := range []bool{true, false} {
+		var mu sync.Mutex
+		seen, works, requests := map[string]bool{}, 0, 0
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			if key := r.Header.Get("Idempotency-Key"); !seen[key] {
+				seen[key], works = true, works+1
+			}
+			if requests++; requests == 1 {
+				panic(http.ErrAbortHandler) // the work is done, but the reply is lost
+			}
+		}))
+		key := rand.Text() // made once, before Do
+		err := retry.Do(context.Background(), ms, func(ctx context.Context) error {
+			if !before {
+				key = rand.Text()
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader("order 7"))
+			if err != nil {
+				return retry.Permanent(err)
+			}
+			req.Header.Set("Idempotency-Key", key)
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				return err
+			}
+			return resp.Body.Close()
+		})
+		srv.Close()
+		if want := map[bool]int{true: 1, false: 2}[before]; err != nil || works != want {
+			t.Errorf("key made before Do: %t: Do() = %v, the work done %d times, want nil and %d", before, err, works, want)
+		}
 	}
 }
 
