@@ -320,39 +320,50 @@ func ExampleDo_deadline() {
 // Retries multiply the load on a dependency that is already down, and with
 // callers that keep arriving, that load can keep it down after the cause
 // is gone. A retry budget, one per dependency and shared by every call to
-// it, stops the retries: fn records every attempt's outcome in it, success
-// or failure, and when it refuses a retry after a failure, returns
-// Permanent at once. bucket keeps gRPC's retry throttling
-// rules (gRFC A6, after the SRE book's per-client retry budget): by design,
-// it stops paying for retries once more than about 9% (0.1 ÷ 1.1) of the
-// attempts fail.
+// it, stops the retries: fn records every attempt's outcome in it, and when
+// it refuses a retry after a failure, returns Permanent at once. bucket
+// keeps gRPC's retry throttling (gRFC A6, after the SRE book's per-client
+// retry budget), and charges a failure by what it cost the dependency: a
+// refusal it answered at once without doing the work (a 503 or 429 from
+// load shedding, a refused connection) costs nothing, so retries of
+// refusals go through while the bucket allows retries; a timeout or an
+// error after work costs a token. By design it stops paying for retries
+// once more than about 9% (0.1 ÷ 1.1) of the attempts that are not
+// refusals fail. Here the dependency fails the first two attempts of each
+// call, 20 calls with refusals, then 20 with timeouts.
 func ExampleDo_budget() {
 	budget := &bucket{} // one per dependency, shared by every call to it
 	p := retry.Policy{Base: time.Millisecond}
-	attempts, refused := 0, 0
-	for call := 1; call <= 91; call++ { // the dependency is down for calls 1-20
-		n := 0
-		err := retry.Do(context.Background(), p, func(ctx context.Context) error {
-			var err error // stands for a call to the dependency
-			if n++; call <= 20 || call == 91 && n == 1 {
-				err = errors.New("503 service unavailable")
+	errRefused := errors.New("503 service unavailable") // answered at once: no work done
+	errTimedOut := errors.New("attempt timed out")
+	for _, outage := range []error{errRefused, errTimedOut} {
+		attempts, through, refused := 0, 0, 0
+		for range 20 {
+			n := 0
+			err := retry.Do(context.Background(), p, func(ctx context.Context) error {
+				var err error // stands for a call to the dependency
+				if n++; n <= 2 {
+					err = outage
+				}
+				if !budget.record(err, errors.Is(err, errRefused)) && err != nil {
+					return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
+				}
+				return err
+			})
+			attempts += n
+			switch {
+			case err == nil:
+				through++
+			case errors.Is(err, errThrottled):
+				refused++
 			}
-			if !budget.record(err) && err != nil {
-				return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
-			}
-			return err
-		})
-		if attempts += n; errors.Is(err, errThrottled) {
-			refused++
 		}
-		if call == 20 || call == 90 || call == 91 {
-			fmt.Printf("calls 1-%d: %d attempts, %d retries refused\n", call, attempts, refused)
-		}
+		fmt.Printf("%v: %d attempts, %d of 20 calls through, %d retries refused\n",
+			outage, attempts, through, refused)
 	}
 	// Output:
-	// calls 1-20: 23 attempts, 19 retries refused
-	// calls 1-90: 93 attempts, 19 retries refused
-	// calls 1-91: 95 attempts, 19 retries refused
+	// 503 service unavailable: 60 attempts, 20 of 20 calls through, 0 retries refused
+	// attempt timed out: 25 attempts, 2 of 20 calls through, 18 retries refused
 }
 
 // A transaction that can fail to serialize is retried whole, with classify
@@ -411,22 +422,27 @@ func (e pgError) SQLState() string { return string(e) }
 var errThrottled = errors.New("retry throttled")
 
 // A bucket is a retry budget by gRPC's retry throttling (gRFC A6), with its
-// example's numbers: of 10 tokens, a failed attempt that fn would retry takes
-// 1 and a success gives back 0.1; retries may follow while more than 5 remain.
-// It counts the tenths spent, so its zero value is full. It is concurrency-safe.
+// example's numbers, that charges a failure by what it cost the dependency:
+// of 10 tokens, a failure that cost the dependency work takes 1, a refusal
+// it answered at once without the work takes none, and a success gives
+// back 0.1; retries may follow while more than 5 remain. It counts the
+// tenths spent, so its zero value is full. It is safe for concurrent use.
 type bucket struct {
 	mu    sync.Mutex
 	spent int // tenths of a token, from 0 to 100
 }
 
-// record counts an attempt's err, nil for a success, and says if a retry may follow.
-func (b *bucket) record(err error) bool {
+// record counts an attempt's err, nil for a success; refused says that the
+// dependency refused the attempt at once, without doing the work. It
+// reports whether a retry may follow.
+func (b *bucket) record(err error, refused bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err != nil {
-		b.spent = min(b.spent+10, 100)
-	} else {
+	switch {
+	case err == nil:
 		b.spent = max(b.spent-1, 0)
+	case !refused:
+		b.spent = min(b.spent+10, 100)
 	}
 	return b.spent < 50
 }

@@ -18,9 +18,10 @@
 //     loopback, on the real clock; cmd/fleetplot draws it beside the
 //     retry module's fleet in virtual time. hinted_test.go runs fleets
 //     that a Retry-After tells to wait.
-//   - overload_test.go runs open-loop callers against a dependency that an
-//     outage overloads, in virtual time and on loopback, with and without
-//     ExampleDo_budget's bucket; cmd/fleetplot draws it too.
+//   - overload_test.go runs open-loop callers against a dependency that
+//     hangs, sheds load, limits its queue or fails slowly in an outage, in
+//     virtual time and on loopback, with and without ExampleDo_budget's
+//     bucket and the peers' budgets; cmd/fleetplot draws one of its cells.
 //
 // The cells of README.md's tables marked † are read from source, at the
 // versions go.mod pins, in the module cache (go env GOMODCACHE), not probed:

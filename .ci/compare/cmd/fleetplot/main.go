@@ -76,8 +76,8 @@ type figureSpec struct {
 var figures = map[string]figureSpec{
 	"fleet": {"Requests a recovering service gets per 10ms window, on a logarithmic scale", panels},
 	"overload": {"Calls through per 100ms window after a dependency's outage, at 80% of its capacity", []panelSpec{
-		{"Virtual time (TestOverload): one worker, 1ms a request, stopped for 1.5s; 500ms a try", ".", "^TestOverload$/^80%$", "-overload.series", 80,
-			[]string{"retry.Do with ExampleDo_budget's bucket", "retry.Do, Policy{}", "no retry", "failsafe-go with budget.New()"}, true},
+		{"Virtual time (TestOverload): one worker, 1ms a request, stalled for 2s; 500ms a try", ".", "^TestOverload$/^hang_2s_80%$", "-overload.series", 80,
+			[]string{"retry.Do with ExampleDo_budget's bucket", "retry.Do alone", "no retry", "failsafe-go with budget.New()"}, true},
 	}},
 }
 
