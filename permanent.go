@@ -11,7 +11,8 @@ import (
 // Permanent wraps err in a marker that stops [Do], wherever it is in fn's
 // error. Permanent(nil) is nil, Permanent of a marker returns it, and the
 // marker's message and Unwrap are err's. Mark an error where fn returns it,
-// and compare Do's error with the error marked: errors.Is(err, ErrNotFound).
+// as in return retry.Permanent(ErrNotFound), and compare Do's error with the
+// error marked, as in errors.Is(err, ErrNotFound).
 func Permanent(err error) error {
 	if _, ok := err.(*permanent); ok || err == nil {
 		return err

@@ -10,9 +10,8 @@
 // [Do]'s doc states the rules. [Policy] sets the attempts and waits,
 // [Permanent] marks an error no retry can mend, and [After] carries a
 // server's hint. A service that calls a dependency at half its capacity or
-// more also needs a retry budget per dependency, such as the one in
-// ExampleDo_budget, in example_test.go and at
-// https://pkg.go.dev/github.com/bfc42b4f/retry#example-Do-Budget.
+// more also needs a retry budget, as in ExampleDo_budget (example_test.go,
+// https://pkg.go.dev/github.com/bfc42b4f/retry#example-Do-Budget).
 package retry
 
 import (
@@ -28,7 +27,7 @@ var errNilContext, errNilFunc = errors.New("retry: nil Context"), errors.New("re
 // calls as [Policy] says. fn runs on the calling goroutine and gets ctx:
 // retry only what is safe to repeat. A nil ctx or fn is an error, and fn is
 // never called once ctx is done. Do reads fn's error with [errors.Is] and
-// [errors.As], and returns it unchanged, even if ctx is done:
+// [errors.As], and stops and returns it unchanged, even if ctx is done:
 //
 //   - after the last attempt;
 //   - if it wraps a [Permanent] marker, which stays, so enclosing Dos stop too;
@@ -36,13 +35,13 @@ var errNilContext, errNilFunc = errors.New("retry: nil Context"), errors.New("re
 //   - if its first RetryAfter() time.Duration method, such as [After]'s,
 //     gives a hint above Max.
 //
-// The one exception: if fn returns retry.Permanent(err) itself, Do returns
-// err, so an enclosing Do retries. Otherwise, once ctx is done, Do returns
-// an error that matches ctx.Err(), context.Cause(ctx) and fn's last error,
-// such as "retry: context canceled (cause: shutting down); last error: HTTP
-// 503". If the next wait would reach ctx's deadline, Do returns at once an
-// error that matches [context.DeadlineExceeded] and fn's last error; ctx.Err()
-// is still nil then, and a cause set for the deadline is not in the error.
+// The one exception: if fn returns retry.Permanent(err) itself, Do stops
+// and returns err, so an enclosing Do retries. Otherwise, once ctx is done,
+// Do returns an error that matches ctx.Err(), context.Cause(ctx) and fn's
+// last error, such as "retry: context canceled (cause: shutting down); last
+// error: HTTP 503". If the next wait would reach ctx's deadline, Do returns
+// at once, while ctx.Err() is nil, an error that matches
+// [context.DeadlineExceeded] and fn's last error, but no cause.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	switch {
 	case ctx == nil:
