@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -28,7 +30,8 @@ import (
 
 // Helpers first; then a section per rule of Do's doc, in its order, each
 // opened by a line "Rule: ..."; then the waits of Policy's doc, Permanent
-// and After, allocations, the fleet and the tour, and the fuzzers.
+// and After, the examples' instructions, allocations, the fleet and the
+// tour, and the fuzzers.
 
 var errBoom = errors.New("boom")
 
@@ -988,7 +991,7 @@ func TestAfter(t *testing.T) {
 	}
 }
 
-// Examples whose output depends on their callee.
+// The examples' instructions, tried with the callees users have.
 
 // TestAttemptTimeoutWithPlainDeadlineExceeded runs ExampleDo_attemptTimeout
 // with every request through http.DefaultClient returning its context's
@@ -1004,6 +1007,32 @@ func TestAttemptTimeoutWithPlainDeadlineExceeded(t *testing.T) {
 		"whole deadline 20ms: the whole operation ran out of time\n"
 	if got := stdout(t, ExampleDo_attemptTimeout); got != want {
 		t.Errorf("ExampleDo_attemptTimeout printed\n%s, want\n%s", got, want)
+	}
+}
+
+// TestBudgetLetsRefusedConnectionsRetry does what ExampleDo_budget tells
+// fn to do with a refused connection, through net/http on loopback: fn
+// finds it with errors.Is(err, syscall.ECONNREFUSED) and records it as a
+// refusal, and the bucket keeps allowing retries however many come.
+func TestBudgetLetsRefusedConnectionsRetry(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows reports a refused connection with an errno of its own")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	ln.Close() // nothing listens there now
+	budget := &bucket{}
+	for i := range 20 {
+		_, err := http.Get(url)
+		if refused := errors.Is(err, syscall.ECONNREFUSED); !refused || !budget.record(err, refused) {
+			t.Fatalf("attempt %d: GET = %v, refused: %t; want a refusal whose retry the bucket allows", i+1, err, refused)
+		}
+	}
+	if budget.record(errBoom, false); budget.spent != 10 {
+		t.Errorf("after 20 refusals and one costly failure, the bucket spent %d tenths, want 10", budget.spent)
 	}
 }
 
