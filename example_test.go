@@ -302,8 +302,8 @@ func ExampleDo_cancel() {
 }
 
 // When the drawn wait would reach ctx's deadline, Do returns at once rather
-// than sleep into the deadline, and keeps the last error. The wait after a
-// 5s hint is at least 5s, past a deadline 1s away.
+// than sleep into the deadline, and keeps the last error; ctx.Err() is still
+// nil then. The wait after a 5s hint is at least 5s, past a deadline 1s away.
 func ExampleDo_deadline() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
