@@ -119,7 +119,7 @@ func (s *sleeper) sleep(ctx context.Context, d time.Duration) bool {
 	switch {
 	case d <= 0:
 	case ctx.Done() == nil:
-		time.Sleep(d) // which allocates no timer: it uses the goroutine's own
+		time.Sleep(d) // Sleep uses the timer the runtime keeps per goroutine.
 	default:
 		if s.t == nil {
 			s.t = time.NewTimer(d)
