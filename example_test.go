@@ -131,13 +131,14 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 }
 
 // Each attempt gets at most 50ms inside fn, and the whole operation a
-// deadline of its own. fn tells which limit ran out from its two contexts,
+// deadline of its own. fn tells an attempt's timeout from its two contexts,
 // whatever error the callee returns (net/http, a database driver): the
-// attempt's is done and Do's is not. Its error says so with %v, not %w,
-// since the callee's error can match DeadlineExceeded, which stands for the
-// whole deadline: Do matches it when it stops for that deadline, even
-// before it passes. fn reads the body before its cancel runs, and returns
-// bytes. The server never answers, so every attempt times out.
+// attempt's context is done and Do's is not. It puts errAttemptTimeout
+// before the callee's error with %v, not %w: that error can match
+// DeadlineExceeded, which the caller reads as the whole deadline, as Do's
+// error matches it when Do stops for that deadline, even before it passes.
+// fn reads the body before its cancel runs. The server never answers, so
+// every attempt times out.
 func ExampleDo_attemptTimeout() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
