@@ -210,8 +210,9 @@ func ExamplePolicy_Delay() {
 // Do has no hooks: fn is the hook. fn logs a retry as it starts, with the
 // error that caused it and the wait since, so the last attempt is never
 // logged as a retry; after Do, the caller logs why it stopped, from what it
-// has: the attempts fn counted, fn's own classification, and the errors of
-// ctx. Three calls stand for a dependency that answers 503 three times,
+// has: the attempts fn counted, fn's own classification, the errors of ctx
+// and fn's last error, which Do's error holds too, for the caller to
+// return. Three calls stand for a dependency that answers 503 three times,
 // 503 then 404, and 429 with a hint past the deadline.
 func ExampleDo_observe() {
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
@@ -252,16 +253,16 @@ func ExampleDo_observe() {
 			why = "out of time"
 		}
 		if cancel(); err != nil {
-			log.Error("gave up", "attempts", attempts, "why", why, "err", err)
+			log.Error("gave up", "attempts", attempts, "why", why, "last", last)
 		}
 	}
 	// Output:
 	// level=INFO msg=retry call=1 attempt=2 after="HTTP 503"
 	// level=INFO msg=retry call=1 attempt=3 after="HTTP 503"
-	// level=ERROR msg="gave up" call=1 attempts=3 why="attempts used up" err="HTTP 503"
+	// level=ERROR msg="gave up" call=1 attempts=3 why="attempts used up" last="HTTP 503"
 	// level=INFO msg=retry call=2 attempt=2 after="HTTP 503"
-	// level=ERROR msg="gave up" call=2 attempts=2 why="not retryable" err="HTTP 404"
-	// level=ERROR msg="gave up" call=3 attempts=1 why="out of time" err="retry: the next wait would reach the context deadline; last error: HTTP 429"
+	// level=ERROR msg="gave up" call=2 attempts=2 why="not retryable" last="HTTP 404"
+	// level=ERROR msg="gave up" call=3 attempts=1 why="out of time" last="HTTP 429"
 }
 
 type writeError string
