@@ -321,20 +321,32 @@ func ExampleDo_deadline() {
 
 // Retries multiply the load on a dependency that is already down, and with
 // callers that keep arriving, that load can keep it down after the cause
-// is gone. A retry budget, one per dependency and shared by every call to
-// it, stops the retries: fn records every attempt's outcome in it, and when
-// it refuses a retry after a failure, returns Permanent at once. bucket
-// keeps gRPC's retry throttling (gRFC A6, after the SRE book's per-client
-// retry budget), and charges a failure by what it cost the dependency: a
-// refusal it answered at once without doing the work (a 503 or 429 from
-// load shedding, a refused connection) costs nothing, so retries of
-// refusals go through while the bucket allows retries; a timeout or an
-// error after work costs a token. By design it stops paying for retries
-// once more than about 9% (0.1 ÷ 1.1) of the attempts that are not
-// refusals fail. Here the dependency fails the first two attempts of each
-// call, 20 calls with refusals, then 20 with timeouts.
+// is gone. A retry budget, one per dependency in each process and shared
+// by every call to it there, stops the retries: fn records every attempt's
+// outcome in it, and when it refuses a retry after a failure, returns
+// Permanent at once. bucket keeps gRPC's retry throttling (gRFC A6, after
+// the SRE book's per-client retry budget), and charges a failure by what it
+// cost the dependency: a refusal it answered at once without doing the work
+// (a 503 or 429 from load shedding, a refused connection) costs nothing, so
+// retries of refusals go through while the bucket allows retries; a timeout
+// or an error after work costs a token. By design it stops paying for
+// retries once more than about 9% (0.1 ÷ 1.1) of the attempts that are not
+// refusals fail.
+//
+// A process cannot tell its first failure from an outage, so in an outage
+// each of N processes spends its reserve: N × reserve retries in all. A
+// dependency that does the work of callers that have left must work them
+// off with its spare capacity, the requests a second it can serve beyond
+// its load, so it is back up to N × reserve ÷ spare capacity later than
+// with no retry. Size the reserve so that N × reserve is at most the spare
+// capacity times the delay you accept: 1,000 processes calling at 80% of a
+// capacity of 1,000 a second, with 5s accepted, take a reserve of 1 (1,000
+// × 1 ≤ 200 × 5). A dependency that skips the work of a caller that has
+// left, or refuses at once when full, is back soon whatever the reserve.
+// Here the dependency fails the first two attempts of each call, 20 calls
+// with refusals, then 20 with timeouts.
 func ExampleDo_budget() {
-	budget := &bucket{} // one per dependency, shared by every call to it
+	budget := &bucket{reserve: 4} // one per dependency in each process; size it as above
 	p := retry.Policy{Base: time.Millisecond}
 	errRefused := errors.New("503 service unavailable") // answered at once: no work done
 	errTimedOut := errors.New("attempt timed out")
@@ -423,15 +435,17 @@ func (e pgError) SQLState() string { return string(e) }
 // errThrottled marks an error whose retry a bucket refused.
 var errThrottled = errors.New("retry throttled")
 
-// A bucket is a retry budget by gRPC's retry throttling (gRFC A6), with its
-// example's numbers, that charges a failure by what it cost the dependency:
-// of 10 tokens, a failure that cost the dependency work takes 1, a refusal
-// it answered at once without the work takes none, and a success gives
-// back 0.1; retries may follow while more than 5 remain. It counts the
-// tenths spent, so its zero value is full. It is safe for concurrent use.
+// A bucket is a retry budget after gRPC's retry throttling (gRFC A6) that
+// charges a failure by what it cost the dependency: a failure that cost it
+// work takes a token, a refusal it answered at once without the work takes
+// none, and a success gives back a tenth of one. It holds 2·(reserve+1)
+// tokens and allows retries while more than half remain, so that a full
+// bucket allows reserve retries in a row; reserve 4 is gRPC's example of
+// 10 tokens. A new bucket is full. It is safe for concurrent use.
 type bucket struct {
-	mu    sync.Mutex
-	spent int // tenths of a token, from 0 to 100
+	mu      sync.Mutex
+	reserve int // the retries a full bucket allows in a row
+	spent   int // tenths of a token, from 0 to 20·(reserve+1)
 }
 
 // record counts an attempt's err, nil for a success; refused says that the
@@ -440,11 +454,12 @@ type bucket struct {
 func (b *bucket) record(err error, refused bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	half := 10 * (b.reserve + 1) // in tenths
 	switch {
 	case err == nil:
 		b.spent = max(b.spent-1, 0)
 	case !refused:
-		b.spent = min(b.spent+10, 100)
+		b.spent = min(b.spent+10, 2*half)
 	}
-	return b.spent < 50
+	return b.spent < half
 }

@@ -971,7 +971,7 @@ func TestBudgetLetsRefusedConnectionsRetry(t *testing.T) {
 	}
 	url := "http://" + ln.Addr().String() + "/"
 	ln.Close() // nothing listens there now
-	budget := &bucket{}
+	budget := &bucket{reserve: 4}
 	for i := range 20 {
 		_, err := http.Get(url)
 		if refused := errors.Is(err, syscall.ECONNREFUSED); !refused || !budget.record(err, refused) {

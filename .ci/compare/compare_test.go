@@ -19,9 +19,11 @@
 //     retry module's fleet in virtual time. hinted_test.go runs fleets
 //     that a Retry-After tells to wait.
 //   - overload_test.go runs open-loop callers against a dependency that
-//     hangs, sheds load, limits its queue or fails slowly in an outage, in
-//     virtual time and on loopback, with and without ExampleDo_budget's
-//     bucket and the peers' budgets; cmd/fleetplot draws one of its cells.
+//     hangs, sheds load, limits its queue or fails slowly in an outage, or
+//     fails a share of requests, in virtual time and on loopback, with and
+//     without ExampleDo_budget's bucket and the peers' budgets, and with a
+//     bucket in each of up to 1,000 processes; cmd/fleetplot draws one of
+//     its cells.
 //
 // The cells of README.md's tables marked † are read from source, at the
 // versions go.mod pins, in the module cache (go env GOMODCACHE), not probed:
