@@ -10,8 +10,9 @@
 // [Do]'s doc states the rules. [Policy] sets the attempts and waits,
 // [Permanent] marks an error no retry can mend, and [After] carries a
 // server's hint. A service that calls a dependency at half its capacity or
-// more also needs a retry budget, as in ExampleDo_budget (example_test.go,
-// https://pkg.go.dev/github.com/bfc42b4f/retry#example-Do-Budget).
+// more also needs a retry budget in each process, sized for the fleet, as
+// ExampleDo_budget in example_test.go shows:
+// https://pkg.go.dev/github.com/bfc42b4f/retry#example-Do-Budget.
 package retry
 
 import (
