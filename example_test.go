@@ -443,7 +443,8 @@ var errThrottled = errors.New("retry throttled")
 // none, and a success gives back a tenth of one. It holds 2·(reserve+1)
 // tokens and allows retries while more than half remain, so that a full
 // bucket allows reserve retries in a row; reserve 4 is gRPC's example of
-// 10 tokens. A new bucket is full. It is safe for concurrent use.
+// 10 tokens. It counts the tenths of a token spent, so a new bucket is
+// full. It is safe for concurrent use.
 type bucket struct {
 	mu      sync.Mutex
 	reserve int // the retries a full bucket allows in a row
