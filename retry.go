@@ -11,8 +11,7 @@
 // [Permanent] marks an error no retry can mend, and [After] carries a
 // server's hint. A service that calls a dependency at half its capacity or
 // more also needs a retry budget in each process, sized for the fleet, as
-// ExampleDo_budget in example_test.go shows:
-// https://pkg.go.dev/github.com/bfc42b4f/retry#example-Do-Budget.
+// in ExampleDo_budget (https://pkg.go.dev/github.com/bfc42b4f/retry#example-Do-Budget).
 package retry
 
 import (
