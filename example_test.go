@@ -35,8 +35,8 @@ func ExampleDo() {
 	// err: <nil> after 3 attempts
 }
 
-// An error wrapped with Permanent stops Do at the first call, and Do returns
-// the error inside the marker.
+// An error wrapped with Permanent stops Do at the first call; errors.Is
+// finds the error marked in Do's error.
 func ExampleDo_permanent() {
 	errNotFound := errors.New("not found")
 	attempts := 0
@@ -51,8 +51,8 @@ func ExampleDo_permanent() {
 	// not found: true
 }
 
-// A marker that fn returns itself comes off, so an enclosing Do retries its
-// own operation; a marker deeper in fn's error stays, and stops it too.
+// A marker stays in the error Do returns, bare or wrapped, so it stops an
+// enclosing Do too.
 func ExamplePermanent() {
 	p := retry.Policy{Attempts: 3, Base: time.Millisecond}
 	marked := retry.Permanent(errors.New("bad id"))
@@ -64,7 +64,7 @@ func ExamplePermanent() {
 		fmt.Printf("calls: %d, err: %v\n", calls, err)
 	}
 	// Output:
-	// calls: 3, err: bad id
+	// calls: 1, err: bad id
 	// calls: 1, err: load user 7: bad id
 }
 

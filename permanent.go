@@ -8,11 +8,10 @@ import (
 	"time"
 )
 
-// Permanent wraps err in a marker that stops [Do], wherever it is in fn's
-// error. Permanent(nil) is nil, Permanent of a marker returns it, and the
-// marker's message and Unwrap are err's. Mark an error where fn returns it,
-// as in return retry.Permanent(ErrNotFound), and compare Do's error with the
-// error marked, as in errors.Is(err, ErrNotFound).
+// Permanent wraps err in a marker that stops [Do], and every Do that
+// encloses it, wherever the marker is in fn's error. Its message and Unwrap
+// are err's: compare Do's error with [errors.Is], not ==. Permanent returns
+// nil for nil, and a marker as it is.
 func Permanent(err error) error {
 	if _, ok := err.(*permanent); ok || err == nil {
 		return err
@@ -30,11 +29,9 @@ func (e *permanent) Unwrap() error        { return e.err }
 func (e *permanent) Is(target error) bool { return target == errMarked }
 
 // After wraps err with a hint to wait at least d before the next attempt,
-// as an HTTP Retry-After header asks; [Policy] says how long. After(nil, d)
-// is nil; with d <= 0, After returns err as it is, to be retried, as for a
-// Retry-After date already past. A gRPC pushback below zero asks for no
-// retry: return Permanent(err) for it. After says err's message and
-// unwraps to err, so an outer After overrules a hint that err holds.
+// as an HTTP Retry-After header asks. Its message and Unwrap are err's, so
+// an outer After overrides a hint inside err. After returns err itself if
+// err is nil or d <= 0.
 func After(err error, d time.Duration) error {
 	if err == nil || d <= 0 {
 		return err
