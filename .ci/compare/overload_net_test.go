@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+
+package compare
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// TestOverloadRealNetwork runs the hang dependency of TestOverload behind
+// a net/http server on loopback, on the real clock: its handler queues the
+// request to the one worker, 2ms a request, and waits for the reply,
+// ignoring its request's context, so the worker serves callers who left.
+// Calls come every 4ms, about half the capacity; the outage is 1s, and the
+// horizon 10s after it. Each attempt has a 500ms timeout: inside fn for
+// retry.Do, as HTTPClient.Timeout for go-retryablehttp, with its defaults
+// otherwise. It asserts TestOverload's directions for a hang: no retry
+// recovers within a third of the horizon, and the bucket within its time
+// plus 1s, with at most 1.1 times its attempts; Do alone does not, nor, as
+// measured, does go-retryablehttp.
+func TestOverloadRealNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a run of about 60s")
+	}
+	const (
+		serve, interval   = 2 * time.Millisecond, 4 * time.Millisecond
+		down, up, horizon = 500 * time.Millisecond, 1500 * time.Millisecond, 10 * time.Second
+	)
+	const peer = "go-retryablehttp v0.7.8, HTTPClient.Timeout 500ms"
+	rows := append(overloadRows[:3:3], overloadRow{name: peer})
+	runs := map[string]overloadRun{}
+	for _, row := range rows {
+		d := newDependency("hang", down, up, serve)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := d.call(context.Background()); err != nil {
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}
+		}))
+		stop, served := make(chan struct{}), make(chan struct{})
+		go func() { d.serve(stop); close(served) }()
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1000}}
+		attempt := func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, perAttempt)
+			defer cancel()
+			_, err := getOnce(ctx, client, srv.URL)
+			return err
+		}
+		rc := retryablehttp.NewClient() // its defaults, shared by the row's calls
+		rc.Logger, rc.HTTPClient.Timeout = nil, perAttempt
+		do := func(ctx context.Context, _ int) error { return retryablehttpGet(ctx, rc, srv.URL) }
+		if row.new != nil {
+			call := row.new()
+			do = func(ctx context.Context, _ int) error { return call(ctx, attempt) }
+		}
+		var r overloadRun
+		d.start = time.Now()
+		every := func(time.Duration) time.Duration { return interval }
+		r.offered, r.through = offer(do, every, up+horizon, 3*time.Second)
+		close(stop) // the worker drops its queue, so no handler waits on it
+		<-served
+		srv.CloseClientConnections()
+		srv.Close()
+		client.CloseIdleConnections()
+		rc.HTTPClient.CloseIdleConnections()
+		d.mu.Lock()
+		r.attempts, r.queue = d.attempts, d.longestLen
+		d.mu.Unlock()
+		r.tally(row.name, up)
+		runs[row.name] = r
+		t.Log(r)
+	}
+	none, b := runs["none"], runs["bucket"]
+	if !none.recovered(horizon / 3) {
+		t.Fatalf("no retry: recovery %v, want within a third of the %v horizon", none.recovery, horizon)
+	}
+	for _, name := range []string{"do", peer} {
+		if r := runs[name]; r.recovery >= 0 {
+			t.Errorf("%s recovered %v after the outage, want no recovery within %v", name, r.recovery, horizon)
+		}
+	}
+	if !b.recovered(none.recovery+time.Second) || float64(b.attempts) > 1.1*float64(none.attempts) {
+		t.Errorf("the bucket: recovery %v and %d attempts, want within no retry's %v plus 1s, with at most 1.1 times its %d attempts",
+			b.recovery, b.attempts, none.recovery, none.attempts)
+	}
+}
+
+// retryablehttpGet GETs url with c, and returns nil for a 200.
+func retryablehttpGet(ctx context.Context, c *retryablehttp.Client, url string) error {
+	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
