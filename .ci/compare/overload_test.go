@@ -9,8 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -24,7 +22,6 @@ import (
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/retrypolicy"
-	"github.com/hashicorp/go-retryablehttp"
 )
 
 var overloadSeries = flag.String("overload.series", "", "a CSV file for the calls through per 100ms window in the first run of each plotted row, in the TestOverload cell that -run selects, for cmd/fleetplot")
