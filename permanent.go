@@ -11,7 +11,7 @@ import (
 // Permanent wraps err in a marker that stops [Do], and every Do that
 // encloses it, wherever the marker is in fn's error. Its message and Unwrap
 // are err's: compare Do's error with [errors.Is], not ==. Permanent returns
-// nil for nil, and a marker as it is.
+// nil for nil, and a marker unchanged.
 func Permanent(err error) error {
 	if _, ok := err.(*permanent); ok || err == nil {
 		return err

@@ -23,16 +23,17 @@ import (
 // Attempts times, waiting between calls as [Policy] describes. Do panics if
 // ctx or fn is nil, and never calls fn once ctx is done.
 //
-// Do reads fn's error with [errors.Is] and [errors.As], and returns it
-// unchanged, even if ctx is done, after the last attempt or if it
-//   - wraps a [Permanent] marker;
-//   - has a first Retryable() bool method that returns false; or
-//   - has a first RetryAfter() time.Duration method, such as [After]'s,
-//     that returns more than Max.
+// Do returns fn's error unchanged, even if ctx is done, when
+//   - it is the last attempt's;
+//   - it wraps a [Permanent] marker;
+//   - the first Retryable() bool method [errors.As] finds in it returns
+//     false; or
+//   - the first RetryAfter() time.Duration method errors.As finds in it,
+//     such as [After]'s, returns more than Max.
 //
 // Otherwise, once ctx is done, Do returns an error that matches ctx.Err(),
-// context.Cause(ctx) and the last error. If the next wait would reach ctx's
-// deadline, Do returns at once an error that matches
+// context.Cause(ctx) and the last error. If the wait Do draws would reach
+// ctx's deadline, Do returns at once an error that matches
 // [context.DeadlineExceeded] and the last error.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	if ctx == nil {
@@ -130,8 +131,8 @@ func stopped(ctx context.Context, last error) error {
 	format, args := "retry: %w", []any{err}
 	matched := errors.Is(last, err) // whether last matches all Do would add
 	// Before Go 1.25, Cause returns nil for a done Context of a type of its
-	// own over a live parent. errors.Is rather than ==, which panics on an
-	// error type that is not comparable.
+	// own over a live parent made by WithCancel. errors.Is rather than ==,
+	// which panics on an error type that is not comparable.
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
 		format, args = format+" (cause: %w)", append(args, cause)
 		matched = matched && errors.Is(last, cause)
