@@ -11,8 +11,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/bfc42b4f/retry"
@@ -86,8 +88,7 @@ func ExampleAfter() {
 }
 
 // A server answers 503 with Retry-After: 1, then 200. fetch hands Do the
-// hint with After, and Do waits at least a second. The zero Policy's Max,
-// 10s, suits hints up to 5s: Policy's doc says why.
+// hint with After, and Do waits at least a second.
 func ExampleDo_retryAfter() {
 	var calls atomic.Int32 // the server's handlers run on goroutines of their own
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -121,41 +122,30 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 	}
 	defer resp.Body.Close()
 	err = fmt.Errorf("HTTP %d", resp.StatusCode)
-	switch wait, _ := time.ParseDuration(resp.Header.Get("Retry-After") + "s"); resp.StatusCode {
+	switch resp.StatusCode {
 	case http.StatusOK:
 		return io.ReadAll(resp.Body)
 	case http.StatusServiceUnavailable:
-		return nil, retry.After(err, wait) // no hint if the header holds none
+		// Too many seconds saturate at 1<<32-1, far above Max, which stops Do;
+		// a header that holds no seconds gives 0, no hint.
+		secs, _ := strconv.ParseUint(resp.Header.Get("Retry-After"), 10, 32)
+		return nil, retry.After(err, time.Duration(secs)*time.Second)
 	}
 	return nil, retry.Permanent(err)
 }
 
-// Each attempt gets at most 50ms inside fn, and the whole operation a
-// deadline of its own. fn tells an attempt's timeout from its two contexts,
-// whatever error the callee returns (net/http, a database driver): the
-// attempt's context is done and Do's is not. It puts errAttemptTimeout
-// before the callee's error with %v, not %w: that error can match
-// DeadlineExceeded, which the caller reads as the whole deadline, as Do's
-// error matches it when Do stops for that deadline, even before it passes.
-// fn reads the body before its cancel runs. The server never answers, so
-// every attempt times out.
+// Each attempt gets 50ms, and the whole call a deadline. The server never
+// answers; fetchWithin tells an attempt's timeout from the whole deadline.
 func ExampleDo_attemptTimeout() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 	}))
 	defer srv.Close()
-	errAttemptTimeout := errors.New("attempt timed out")
 	p := retry.Policy{Attempts: 3}
 	for _, whole := range []time.Duration{time.Minute, 20 * time.Millisecond} {
 		ctx, cancel := context.WithTimeout(context.Background(), whole)
 		_, err := retry.DoValue(ctx, p, func(ctx context.Context) ([]byte, error) {
-			attemptCtx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-			defer cancel() // which ends the body's reads: fetch reads it all first
-			body, err := fetch(attemptCtx, srv.URL)
-			if err != nil && attemptCtx.Err() != nil && ctx.Err() == nil {
-				return nil, fmt.Errorf("%w: %v", errAttemptTimeout, err)
-			}
-			return body, err
+			return fetchWithin(ctx, srv.URL, 50*time.Millisecond)
 		})
 		cancel()
 		switch {
@@ -168,6 +158,26 @@ func ExampleDo_attemptTimeout() {
 	// Output:
 	// whole deadline 1m0s: every attempt timed out
 	// whole deadline 20ms: the whole operation ran out of time
+}
+
+// errAttemptTimeout marks the error of an attempt that ran out of its own
+// time.
+var errAttemptTimeout = errors.New("attempt timed out")
+
+// fetchWithin calls fetch with a timeout of its own. It tells that timeout
+// by the two contexts, whatever error the callee returns (net/http, a
+// database driver): the attempt's is done and Do's is not. It puts
+// errAttemptTimeout before the callee's error with %v, not %w, since that
+// error can match context.DeadlineExceeded, which the caller reads as the
+// whole deadline, as Do's error matches it when Do stops for that deadline.
+func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
+	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel() // which ends the body's reads: fetch reads it all first
+	body, err := fetch(attemptCtx, url)
+	if err != nil && attemptCtx.Err() != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("%w: %v", errAttemptTimeout, err)
+	}
+	return body, err
 }
 
 // DoValue returns the value of the call that succeeded.
@@ -185,9 +195,8 @@ func ExampleDoValue() {
 	// 8080 <nil>
 }
 
-// A loop that never gives up, such as a reconnect loop, owns its loop and
-// takes only the schedule from Policy.Delay. The waits are random, so this
-// example prints what does not depend on them.
+// A loop that never gives up, such as a reconnect loop, takes only its
+// waits from Policy.Delay.
 func ExamplePolicy_Delay() {
 	p := retry.Policy{Base: time.Millisecond, Max: 50 * time.Millisecond}
 	for failures := 0; ; failures++ {
@@ -207,62 +216,60 @@ func ExamplePolicy_Delay() {
 	// connected after 4 failures
 }
 
-// Do has no hooks: fn is the hook. fn logs a retry as it starts, with the
-// error that caused it and the wait since, so the last attempt is never
-// logged as a retry; after Do, the caller logs why it stopped, from what it
-// has: the attempts fn counted, fn's own classification, the errors of ctx
-// and fn's last error, which Do's error holds too, for the caller to
-// return. Three calls stand for a dependency that answers 503 three times,
-// 503 then 404, and 429 with a hint past the deadline.
+// Do has no hooks: fn is the hook. observe logs each retry with its cause,
+// and Do's error, which tells a cancel or a deadline from fn's own.
 func ExampleDo_observe() {
-	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+	log := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey || a.Key == "wait" {
-				return slog.Attr{} // they change from run to run: a service keeps them
+			if a.Key == slog.TimeKey {
+				return slog.Attr{} // it changes from run to run: a service keeps it
 			}
 			return a
 		},
 	}))
 	p := retry.Policy{Attempts: 3, Base: time.Millisecond}
-	for i, codes := range [][]int{{503, 503, 503}, {503, 404}, {429}} {
-		log := logger.With("call", i+1)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		attempts, notRetryable, last, ended := 0, false, error(nil), time.Time{}
-		err := retry.Do(ctx, p, func(ctx context.Context) error {
-			if attempts++; attempts > 1 {
-				log.Info("retry", "attempt", attempts, "after", last, "wait", time.Since(ended))
+	for i, codes := range [][]int{{503, 503, 503}, {503, 404}, {503, 503}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		n := 0
+		observe(ctx, log.With("call", i+1), p, func(context.Context) error {
+			err := fmt.Errorf("HTTP %d", codes[n]) // stands for a call to the dependency
+			if n++; i == 2 && n == 2 {
+				cancel() // as a shutdown would, during the second attempt
 			}
-			switch code := codes[attempts-1]; code { // stands for a call to the dependency
-			case 503:
-				last = fmt.Errorf("HTTP %d", code)
-			case 429:
-				last = retry.After(fmt.Errorf("HTTP %d", code), 5*time.Second)
-			default:
-				notRetryable, last = true, retry.Permanent(fmt.Errorf("HTTP %d", code))
+			if codes[n-1] == 404 {
+				return retry.Permanent(err)
 			}
-			ended = time.Now()
-			return last
+			return err
 		})
-		why := "" // fn's own classification first: it can mark the last attempt too
-		switch {
-		case notRetryable:
-			why = "not retryable"
-		case attempts == p.Attempts:
-			why = "attempts used up"
-		case ctx.Err() != nil, errors.Is(err, context.DeadlineExceeded):
-			why = "out of time"
-		}
-		if cancel(); err != nil {
-			log.Error("gave up", "attempts", attempts, "why", why, "last", last)
-		}
+		cancel()
 	}
 	// Output:
 	// level=INFO msg=retry call=1 attempt=2 after="HTTP 503"
 	// level=INFO msg=retry call=1 attempt=3 after="HTTP 503"
-	// level=ERROR msg="gave up" call=1 attempts=3 why="attempts used up" last="HTTP 503"
+	// level=ERROR msg="gave up" call=1 attempts=3 err="HTTP 503"
 	// level=INFO msg=retry call=2 attempt=2 after="HTTP 503"
-	// level=ERROR msg="gave up" call=2 attempts=2 why="not retryable" last="HTTP 404"
-	// level=ERROR msg="gave up" call=3 attempts=1 why="out of time" last="HTTP 429"
+	// level=ERROR msg="gave up" call=2 attempts=2 err="HTTP 404"
+	// level=INFO msg=retry call=3 attempt=2 after="HTTP 503"
+	// level=ERROR msg="gave up" call=3 attempts=2 err="retry: context canceled; last error: HTTP 503"
+}
+
+// observe calls Do with fn. It logs each retry as it starts, with the error
+// that caused it, so the last attempt is never logged as a retry; and if Do
+// fails, the attempts made and Do's error, which it returns.
+func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
+	fn func(context.Context) error) error {
+	attempts, last := 0, error(nil)
+	err := retry.Do(ctx, p, func(ctx context.Context) error {
+		if attempts++; attempts > 1 {
+			log.Info("retry", "attempt", attempts, "after", last)
+		}
+		last = fn(ctx)
+		return last
+	})
+	if err != nil {
+		log.Error("gave up", "attempts", attempts, "err", err)
+	}
+	return err
 }
 
 type writeError string
@@ -270,9 +277,8 @@ type writeError string
 func (e writeError) Error() string   { return string(e) }
 func (e writeError) Retryable() bool { return e == "lock held" }
 
-// An error can say itself whether it is worth retrying, with a method
-// Retryable() bool, as writeError does, without importing this package:
-// false stops Do, which returns fn's error unchanged.
+// An error can say whether it is worth retrying with a method Retryable()
+// bool, without importing this package: false stops Do.
 func ExampleDo_retryable() {
 	attempt := 0
 	err := retry.Do(context.Background(), retry.Policy{}, func(context.Context) error {
@@ -303,9 +309,8 @@ func ExampleDo_cancel() {
 	// true
 }
 
-// When the drawn wait would reach ctx's deadline, Do returns at once rather
-// than sleep into the deadline, and keeps the last error; ctx.Err() is still
-// nil then. The wait after a 5s hint is at least 5s, past a deadline 1s away.
+// When the drawn wait would reach ctx's deadline, Do returns at once and
+// keeps the last error; ctx.Err() is still nil then.
 func ExampleDo_deadline() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -319,52 +324,25 @@ func ExampleDo_deadline() {
 	// true <nil>
 }
 
-// Retries multiply the load on a dependency that is already down, and with
-// callers that keep arriving, that load can keep it down after the cause
-// is gone. A retry budget, one per dependency in each process and shared
-// by every call to it there, stops the retries: fn records every attempt's
-// outcome in it, and when it refuses a retry after a failure, returns
-// Permanent at once. bucket keeps gRPC's retry throttling (gRFC A6, after
-// the SRE book's per-client retry budget), and charges a failure by what it
-// cost the dependency: a refusal it answered at once without doing the work
-// (a 503 or 429 from load shedding, a refused connection) costs nothing, so
-// retries of refusals go through while the bucket allows retries; a timeout
-// or an error after work costs a token. By design it stops paying for
-// retries once more than about 9% (0.1 ÷ 1.1) of the attempts that are not
-// refusals fail.
-//
-// A process cannot tell its first failure from an outage, so in an outage
-// each of N processes spends its reserve: N × reserve retries in all. A
-// dependency that does the work of callers that have left works them off
-// with its spare capacity, the requests a second it can serve beyond its
-// load, and is back up to N × reserve ÷ spare capacity later than with no
-// retry. Size the reserve so that N × reserve is at most the spare
-// capacity times the delay you accept: 1,000 processes at 80% of a
-// capacity of 1,000 requests a second, accepting 5s, take a reserve of 1,
-// as 1,000 × 1 ≤ 200 × 5. A dependency that skips the work of a caller
-// that has left, or refuses at once when full, was back within 1.3s of no
-// retry at 1,000 processes with a reserve of 4.
-//
-// Here the dependency fails the first two attempts of each call, 20 calls
-// with refusals, then 20 with timeouts.
+// A retry budget, a bucket per dependency in each process, stops retries
+// while many attempts fail. fn records each success and each failure it
+// would retry, never an error it marks Permanent.
 func ExampleDo_budget() {
-	budget := &bucket{reserve: 4} // one per dependency in each process; size it as above
+	budget := &bucket{reserve: 4} // one per dependency in each process
 	p := retry.Policy{Base: time.Millisecond}
-	errRefused := errors.New("503 service unavailable") // answered at once: no work done
 	errTimedOut := errors.New("attempt timed out")
-	for _, outage := range []error{errRefused, errTimedOut} {
+	// The dependency fails the first two attempts of each call: 20 calls
+	// with a refusal, 20 with a 404, then 20 with a timeout.
+	for _, failure := range []error{errRefused, errNotFound, errTimedOut} {
 		attempts, through, refused := 0, 0, 0
 		for range 20 {
 			n := 0
 			err := retry.Do(context.Background(), p, func(ctx context.Context) error {
 				var err error // stands for a call to the dependency
 				if n++; n <= 2 {
-					err = outage
+					err = failure
 				}
-				if !budget.record(err, errors.Is(err, errRefused)) && err != nil {
-					return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
-				}
-				return err
+				return throttle(budget, err)
 			})
 			attempts += n
 			switch {
@@ -375,45 +353,63 @@ func ExampleDo_budget() {
 			}
 		}
 		fmt.Printf("%v: %d attempts, %d of 20 calls through, %d retries refused\n",
-			outage, attempts, through, refused)
+			failure, attempts, through, refused)
 	}
 	// Output:
 	// 503 service unavailable: 60 attempts, 20 of 20 calls through, 0 retries refused
+	// 404 not found: 20 attempts, 0 of 20 calls through, 0 retries refused
 	// attempt timed out: 25 attempts, 2 of 20 calls through, 18 retries refused
 }
 
-// A transaction that can fail to serialize is retried whole, with classify
-// between it and Do; no driver is imported, and .ci/compare runs the same
-// classify against a real PostgreSQL. The Policy is the README's for about
-// 40 clients on one row: Base = the clients × the time one holds the row.
+// A transaction that can fail to serialize is retried whole, each attempt
+// with a timeout of its own, through classify. The Policy suits about 40
+// clients on one row.
 func ExampleDo_transaction() {
 	p := retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	runs := [][]error{
 		{pgError("40001"), pgError("40P01"), nil}, // a serialization failure, a deadlock, a commit
+		{context.DeadlineExceeded, nil},           // an attempt out of its time, a commit
 		{pgError("23505")},                        // a unique violation
 		{pgError("57014")},                        // a statement canceled, as ctx ends
 	}
 	for i, results := range runs {
 		tries := 0
 		err := retry.Do(ctx, p, func(ctx context.Context) error {
-			if tries++; i == 2 { // stands for BEGIN, the statements and COMMIT
-				cancel(errors.New("shutting down")) // as a signal would, mid-transaction
-			}
-			return classify(ctx, results[tries-1])
+			// An attempt's timeout: a few times the longest a transaction takes.
+			return runTx(ctx, 50*time.Millisecond, func(ctx context.Context) error {
+				err := results[tries] // stands for BEGIN, the statements and COMMIT
+				switch tries++; {
+				case i == 3:
+					cancel(errors.New("shutting down")) // as a signal would, mid-transaction
+				case errors.Is(err, context.DeadlineExceeded):
+					<-ctx.Done() // as a statement that outlasts the attempt's timeout
+				}
+				return err
+			})
 		})
 		fmt.Println("tries:", tries, "err:", err)
 	}
 	// Output:
 	// tries: 3 err: <nil>
+	// tries: 2 err: <nil>
 	// tries: 1 err: SQLSTATE 23505
 	// tries: 1 err: retry: context canceled (cause: shutting down); last error: SQLSTATE 57014
 }
 
-// classify returns a serialization failure (SQLSTATE 40001) or a deadlock
-// (40P01) as it is, for Do to retry, and every error once ctx is done, for
-// Do to report the stop with its cause; it marks every other error
+// runTx runs tx, a transaction from BEGIN to COMMIT, with a timeout of its
+// own, and returns tx's error through classify.
+func runTx(ctx context.Context, timeout time.Duration, tx func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return classify(ctx, tx(ctx))
+}
+
+// classify returns err as it is, for Do to retry, if it is a serialization
+// failure (SQLSTATE 40001) or a deadlock (40P01), or if ctx, the attempt's
+// context, is done: Do retries an attempt that ran out of its own time, and
+// reports the end of its own ctx with the cause. It marks every other error
 // Permanent. It reads the code with errors.As for a method SQLState()
 // string, which pgx's *pgconn.PgError and lib/pq's *pq.Error have.
 func classify(ctx context.Context, err error) error {
@@ -434,8 +430,30 @@ type pgError string
 func (e pgError) Error() string    { return "SQLSTATE " + string(e) }
 func (e pgError) SQLState() string { return string(e) }
 
+// errRefused is the error of an attempt that the dependency refused at
+// once, without the work, as when it sheds load.
+var errRefused = errors.New("503 service unavailable")
+
+// errNotFound is the error of a request for what does not exist.
+var errNotFound = errors.New("404 not found")
+
 // errThrottled marks an error whose retry a bucket refused.
 var errThrottled = errors.New("retry throttled")
+
+// throttle returns err for Do. It marks a 404 Permanent and does not record
+// it, as it tells nothing of the dependency's health. It records any other
+// outcome in b, errRefused and a refused connection as refusals, and marks
+// err Permanent, with errThrottled, when b refuses its retry.
+func throttle(b *bucket, err error) error {
+	refused := errors.Is(err, errRefused) || errors.Is(err, syscall.ECONNREFUSED)
+	switch {
+	case errors.Is(err, errNotFound):
+		return retry.Permanent(err)
+	case !b.record(err, refused) && err != nil:
+		return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
+	}
+	return err
+}
 
 // A bucket is a retry budget after gRPC's retry throttling (gRFC A6) that
 // charges a failure by what it cost the dependency: a failure that cost it
@@ -453,7 +471,8 @@ type bucket struct {
 
 // record counts an attempt's err, nil for a success; refused says that the
 // dependency refused the attempt at once, without doing the work. It
-// reports whether a retry may follow.
+// reports whether a retry may follow. Record only what tells of the
+// dependency's health: a success, or a failure fn would retry.
 func (b *bucket) record(err error, refused bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
