@@ -17,10 +17,13 @@
 // It also checks that what users see fits its box: every line of a code
 // block in README.md and .ci/compare/README.md within 89 columns, a tab
 // counted as GitHub's 8; and every example a whole program on pkg.go.dev,
-// within the columns that examplesFit gives. Last, ExampleDo_transaction's
-// classify must stand, to the letter, in .ci/compare/db_test.go, which runs
-// it against a real PostgreSQL, and ExampleDo_budget's bucket, with its
-// method and sentinel, in .ci/compare/overload_test.go.
+// within the columns that examplesFit gives, with a doc of 40 words at
+// most, 300 for all, that links nothing. Last, the examples' helpers that
+// .ci/compare tests must stand there to the letter: ExampleDo_transaction's
+// runTx and classify in db_test.go, which runs them against a real
+// PostgreSQL; ExampleDo_budget's throttle and bucket, with their sentinels,
+// in overload_test.go; and the helpers of ExampleDo_observe and
+// ExampleDo_attemptTimeout in examples_test.go.
 //
 // It exits 1 on the first thing that is not as it should be.
 package main
@@ -46,8 +49,8 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println("ok: the README's quick start passes its tests, builds as pasted and does what it says;")
-	fmt.Println("    the code blocks and examples fit their boxes; ExampleDo_transaction's classify and ExampleDo_budget's")
-	fmt.Println("    bucket are the ones .ci/compare runs")
+	fmt.Println("    the code blocks and examples fit their boxes, and the examples' docs their word counts;")
+	fmt.Println("    the examples' helpers are the ones .ci/compare tests")
 }
 
 func check() error {
@@ -67,11 +70,17 @@ func check() error {
 	if err := examplesFit("example_test.go"); err != nil {
 		return err
 	}
-	if err := sameDecls("example_test.go", ".ci/compare/db_test.go", "classify"); err != nil {
-		return err
-	}
-	if err := sameDecls("example_test.go", ".ci/compare/overload_test.go", "errThrottled", "bucket", "record"); err != nil {
-		return err
+	for _, c := range []struct {
+		evidence string
+		names    []string
+	}{
+		{".ci/compare/db_test.go", []string{"runTx", "classify"}},
+		{".ci/compare/overload_test.go", []string{"errRefused", "errNotFound", "errThrottled", "throttle", "bucket", "record"}},
+		{".ci/compare/examples_test.go", []string{"observe", "fetch", "errAttemptTimeout", "fetchWithin"}},
+	} {
+		if err := sameDecls("example_test.go", c.evidence, c.names...); err != nil {
+			return err
+		}
 	}
 	return test(block)
 }
@@ -199,7 +208,9 @@ func columns(line string, tab int) int {
 // examplesFit checks that every example of the Go file name is a whole
 // program on pkg.go.dev (go/doc makes it a Play program, helpers of the
 // file included), and that it fits the width of pkgsite's box, its output
-// too: 100 columns, a tab counted as 4. An example is as long as it must be.
+// too: 100 columns, a tab counted as 4. An example is as long as it must be;
+// its doc is a sentence or two, as the standard library's are: at most 40
+// words, 300 for all the examples, and no link.
 func examplesFit(name string) error {
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
@@ -210,7 +221,15 @@ func examplesFit(name string) error {
 	if len(examples) == 0 {
 		return fmt.Errorf("%s has no examples", name)
 	}
+	words := 0
 	for _, ex := range examples {
+		n := len(strings.Fields(ex.Doc))
+		switch words += n; {
+		case n > 40:
+			return fmt.Errorf("Example%s's doc has %d words, more than 40", ex.Name, n)
+		case strings.Contains(ex.Doc, "[") || strings.Contains(ex.Doc, "://"):
+			return fmt.Errorf("Example%s's doc links to something: %q", ex.Name, ex.Doc)
+		}
 		if ex.Play == nil {
 			return fmt.Errorf("Example%s is no whole program on pkg.go.dev: it calls code outside %s", ex.Name, name)
 		}
@@ -224,6 +243,9 @@ func examplesFit(name string) error {
 				return fmt.Errorf("Example%s has a line of %d columns on pkg.go.dev, more than 100: %s", ex.Name, w, strings.TrimSpace(l))
 			}
 		}
+	}
+	if words > 300 {
+		return fmt.Errorf("the examples' docs have %d words in all, more than 300", words)
 	}
 	return nil
 }

@@ -104,12 +104,22 @@ func strategies(base, limit time.Duration) []strategy {
 	}
 }
 
-// classify is ExampleDo_transaction's, to the letter, as .ci/quickstart.go
-// checks. pgx's *pgconn.PgError has the method SQLState() string.
+// runTx and classify are ExampleDo_transaction's, to the letter, as
+// .ci/quickstart.go checks. pgx's *pgconn.PgError has the method
+// SQLState() string.
 
-// classify returns a serialization failure (SQLSTATE 40001) or a deadlock
-// (40P01) as it is, for Do to retry, and every error once ctx is done, for
-// Do to report the stop with its cause; it marks every other error
+// runTx runs tx, a transaction from BEGIN to COMMIT, with a timeout of its
+// own, and returns tx's error through classify.
+func runTx(ctx context.Context, timeout time.Duration, tx func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return classify(ctx, tx(ctx))
+}
+
+// classify returns err as it is, for Do to retry, if it is a serialization
+// failure (SQLSTATE 40001) or a deadlock (40P01), or if ctx, the attempt's
+// context, is done: Do retries an attempt that ran out of its own time, and
+// reports the end of its own ctx with the cause. It marks every other error
 // Permanent. It reads the code with errors.As for a method SQLState()
 // string, which pgx's *pgconn.PgError and lib/pq's *pq.Error have.
 func classify(ctx context.Context, err error) error {
@@ -194,6 +204,24 @@ func TestDatabaseClassify(t *testing.T) {
 	if !errors.Is(err, shutdown) || !errors.Is(err, duplicate) {
 		t.Errorf("Do(classify(SQLSTATE 23505)) with ctx canceled = %v, want the cause %v and the database's error", err, shutdown)
 	}
+	// An attempt that outlasts its own timeout is retried, whatever pgx
+	// returns for it, as runTx hands classify the attempt's ctx.
+	var timedOut error
+	calls := 0
+	err = retry.Do(ctx, retry.Policy{Attempts: 3, Base: time.Millisecond}, func(ctx context.Context) error {
+		return runTx(ctx, time.Second, func(ctx context.Context) error {
+			calls++
+			_, err := pool.Exec(ctx, `SELECT pg_sleep($1)`, map[bool]float64{true: 10, false: 0}[calls == 1])
+			if calls == 1 {
+				timedOut = err
+			}
+			return err
+		})
+	})
+	if err != nil || calls != 2 || timedOut == nil {
+		t.Errorf("Do(runTx) with a first attempt past its timeout (%v) = %v after %d calls, want nil after 2", timedOut, err, calls)
+	}
+	t.Logf("pgx's error for an attempt past its timeout: %v", timedOut)
 }
 
 // markPermanent turns op into an fn that returns a retryable error as it is

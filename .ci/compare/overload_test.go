@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -40,10 +41,8 @@ const (
 
 var overloadPolicy = retry.Policy{Attempts: 4, Base: 100 * time.Millisecond, Max: 2 * time.Second}
 
-var (
-	errRefused = errors.New("503 service unavailable") // answered at once, without the work
-	errServer  = errors.New("500 internal server error")
-)
+// errServer is the error of a request that failed after the work.
+var errServer = errors.New("500 internal server error")
 
 // A dependency has one worker that serves a FIFO queue, serveTime a
 // request, and does the work of a request whose caller has given up. What
@@ -212,8 +211,8 @@ var overloadRows = []overloadRow{
 			return retry.Do(ctx, overloadPolicy, attempt)
 		}
 	}},
-	budgeted("bucket", 4),
-	budgeted("bucket-small", 1),
+	bucketRow("bucket", 4),
+	bucketRow("bucket-small", 1),
 	// avast/retry-go with its throttle: one bucket, at the default config,
 	// shared by every call, as a throttle made per call is full every time.
 	// Each call builds its Retrier, since the call's ctx is one of its
@@ -238,18 +237,15 @@ var overloadRows = []overloadRow{
 	}},
 }
 
-// budgeted returns the row name of Do with ExampleDo_budget's bucket of the
-// given reserve, one bucket per process: each call of new is a process.
-func budgeted(name string, reserve int) overloadRow {
+// bucketRow returns the row name of Do with ExampleDo_budget's throttle and
+// a bucket of the given reserve, one bucket per process: each call of new
+// is a process.
+func bucketRow(name string, reserve int) overloadRow {
 	return overloadRow{name: name, reserve: reserve, new: func() func(context.Context, func(context.Context) error) error {
 		budget := &bucket{reserve: reserve} // one per dependency in the process
 		return func(ctx context.Context, attempt func(context.Context) error) error {
 			return retry.Do(ctx, overloadPolicy, func(ctx context.Context) error {
-				err := attempt(ctx)
-				if !budget.record(err, errors.Is(err, errRefused)) && err != nil {
-					return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
-				}
-				return err
+				return throttle(budget, attempt(ctx))
 			})
 		}
 	}}
@@ -690,11 +686,34 @@ func writeOverloadSeries(name string, c overloadCell, runs map[string]overloadRu
 	return os.WriteFile(name, []byte(b.String()), 0o644)
 }
 
-// errThrottled, bucket and record are ExampleDo_budget's, to the letter, as
-// .ci/quickstart.go checks.
+// errRefused, errNotFound, errThrottled, throttle, bucket and record are
+// ExampleDo_budget's, to the letter, as .ci/quickstart.go checks; the
+// model answers errRefused when it refuses a request at once.
+
+// errRefused is the error of an attempt that the dependency refused at
+// once, without the work, as when it sheds load.
+var errRefused = errors.New("503 service unavailable")
+
+// errNotFound is the error of a request for what does not exist.
+var errNotFound = errors.New("404 not found")
 
 // errThrottled marks an error whose retry a bucket refused.
 var errThrottled = errors.New("retry throttled")
+
+// throttle returns err for Do. It marks a 404 Permanent and does not record
+// it, as it tells nothing of the dependency's health. It records any other
+// outcome in b, errRefused and a refused connection as refusals, and marks
+// err Permanent, with errThrottled, when b refuses its retry.
+func throttle(b *bucket, err error) error {
+	refused := errors.Is(err, errRefused) || errors.Is(err, syscall.ECONNREFUSED)
+	switch {
+	case errors.Is(err, errNotFound):
+		return retry.Permanent(err)
+	case !b.record(err, refused) && err != nil:
+		return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
+	}
+	return err
+}
 
 // A bucket is a retry budget after gRPC's retry throttling (gRFC A6) that
 // charges a failure by what it cost the dependency: a failure that cost it
@@ -712,7 +731,8 @@ type bucket struct {
 
 // record counts an attempt's err, nil for a success; refused says that the
 // dependency refused the attempt at once, without doing the work. It
-// reports whether a retry may follow.
+// reports whether a retry may follow. Record only what tells of the
+// dependency's health: a success, or a failure fn would retry.
 func (b *bucket) record(err error, refused bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()

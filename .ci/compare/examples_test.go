@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: MIT
+
+package compare
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/bfc42b4f/retry"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// The tests in this file try what the examples of ../../example_test.go
+// and the README tell users to do, with the callees users have. The
+// examples' helpers they call stand here, or beside their other callers in
+// db_test.go and overload_test.go, to the letter, as ../quickstart.go
+// checks.
+
+// observe, fetch, errAttemptTimeout and fetchWithin are the examples', to
+// the letter, as .ci/quickstart.go checks.
+
+// observe calls Do with fn. It logs each retry as it starts, with the error
+// that caused it, so the last attempt is never logged as a retry; and if Do
+// fails, the attempts made and Do's error, which it returns.
+func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
+	fn func(context.Context) error) error {
+	attempts, last := 0, error(nil)
+	err := retry.Do(ctx, p, func(ctx context.Context) error {
+		if attempts++; attempts > 1 {
+			log.Info("retry", "attempt", attempts, "after", last)
+		}
+		last = fn(ctx)
+		return last
+	})
+	if err != nil {
+		log.Error("gave up", "attempts", attempts, "err", err)
+	}
+	return err
+}
+
+// fetch GETs url once and returns the body of a 200. A 503 is retried after
+// the seconds its Retry-After header asks; any other status is Permanent.
+func fetch(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, retry.Permanent(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err // a network error or a timeout: retried
+	}
+	defer resp.Body.Close()
+	err = fmt.Errorf("HTTP %d", resp.StatusCode)
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return io.ReadAll(resp.Body)
+	case http.StatusServiceUnavailable:
+		// Too many seconds saturate at 1<<32-1, far above Max, which stops Do;
+		// a header that holds no seconds gives 0, no hint.
+		secs, _ := strconv.ParseUint(resp.Header.Get("Retry-After"), 10, 32)
+		return nil, retry.After(err, time.Duration(secs)*time.Second)
+	}
+	return nil, retry.Permanent(err)
+}
+
+// errAttemptTimeout marks the error of an attempt that ran out of its own
+// time.
+var errAttemptTimeout = errors.New("attempt timed out")
+
+// fetchWithin calls fetch with a timeout of its own. It tells that timeout
+// by the two contexts, whatever error the callee returns (net/http, a
+// database driver): the attempt's is done and Do's is not. It puts
+// errAttemptTimeout before the callee's error with %v, not %w, since that
+// error can match context.DeadlineExceeded, which the caller reads as the
+// whole deadline, as Do's error matches it when Do stops for that deadline.
+func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
+	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel() // which ends the body's reads: fetch reads it all first
+	body, err := fetch(attemptCtx, url)
+	if err != nil && attemptCtx.Err() != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("%w: %v", errAttemptTimeout, err)
+	}
+	return body, err
+}
+
+// TestObserveLogsWhatDoReturns runs ExampleDo_observe's observe where a
+// reason read from the attempts or from ctx goes wrong: the zero Policy, a
+// hint above Max, a cancel, a deadline the next wait would reach, and one
+// that passes during an attempt. observe must log each retry with the error
+// before it, then the attempts fn saw and the error Do returned, which
+// must match what Do's doc says it matches.
+func TestObserveLogsWhatDoReturns(t *testing.T) {
+	err503, err429 := errors.New("HTTP 503"), errors.New("HTTP 429")
+	errShutdown := errors.New("shutting down")
+	for _, tt := range []struct {
+		name     string
+		timeout  time.Duration // of ctx; 0 for none
+		fn       func(attempt int, cancel context.CancelCauseFunc) error
+		last     error // fn's last error
+		attempts int
+		is       []error // what Do's error matches besides last
+	}{
+		{"the zero Policy", 0, func(int, context.CancelCauseFunc) error {
+			return err503
+		}, err503, 4, nil},
+		{"a hint above Max", 0, func(int, context.CancelCauseFunc) error {
+			return retry.After(err429, time.Minute)
+		}, err429, 1, nil},
+		{"a cancel", 0, func(attempt int, cancel context.CancelCauseFunc) error {
+			if attempt == 2 {
+				cancel(errShutdown)
+			}
+			return err503
+		}, err503, 2, []error{context.Canceled, errShutdown}},
+		{"a deadline the next wait would reach", time.Second, func(int, context.CancelCauseFunc) error {
+			return retry.After(err429, 5*time.Second)
+		}, err429, 1, []error{context.DeadlineExceeded}},
+		{"a deadline during an attempt", time.Second, func(int, context.CancelCauseFunc) error {
+			time.Sleep(2 * time.Second)
+			return err503
+		}, err503, 1, []error{context.DeadlineExceeded}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var out bytes.Buffer
+				log := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{
+					ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+						if a.Key == slog.TimeKey {
+							return slog.Attr{}
+						}
+						return a
+					},
+				}))
+				ctx, cancel := context.WithCancelCause(context.Background())
+				defer cancel(nil)
+				if tt.timeout > 0 {
+					var stop context.CancelFunc
+					ctx, stop = context.WithTimeout(ctx, tt.timeout)
+					defer stop()
+				}
+				attempt := 0
+				err := observe(ctx, log, retry.Policy{}, func(context.Context) error {
+					attempt++
+					return tt.fn(attempt, cancel)
+				})
+				for _, target := range append(tt.is, tt.last) {
+					if !errors.Is(err, target) {
+						t.Errorf("observe() = %v, want an error that matches %v", err, target)
+					}
+				}
+				want := ""
+				for n := 2; n <= tt.attempts; n++ {
+					want += fmt.Sprintf("level=INFO msg=retry attempt=%d after=%q\n", n, tt.last)
+				}
+				want += fmt.Sprintf("level=ERROR msg=\"gave up\" attempts=%d err=%q\n", tt.attempts, fmt.Sprint(err))
+				if got := out.String(); got != want || attempt != tt.attempts {
+					t.Errorf("observe made %d attempts and logged\n%s\nwant %d and\n%s", attempt, got, tt.attempts, want)
+				}
+			})
+		})
+	}
+}
+
+// TestBudgetLeavesNotFoundUnrecorded runs ExampleDo_budget's throttle
+// where there is no outage: a share of the calls ask for what does not
+// exist (a 404, which fn marks Permanent) and 1% of the attempts fail after
+// the work (a 500, which Do retries), over 10,000 calls in one process.
+// Fed as throttle feeds it, the bucket allows every retry at 8%, 10% and
+// 15% 404s. Fed every attempt, 404s included, as the example once said,
+// it refuses retries at 15%: the setup tells the two apart.
+func TestBudgetLeavesNotFoundUnrecorded(t *testing.T) {
+	everyAttempt := func(b *bucket, err error) error {
+		allowed := b.record(err, errors.Is(err, errRefused))
+		switch {
+		case errors.Is(err, errNotFound):
+			return retry.Permanent(err)
+		case !allowed && err != nil:
+			return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
+		}
+		return err
+	}
+	refusedShare := func(feed func(*bucket, error) error, notFound float64) float64 {
+		var retried, refused int
+		synctest.Test(t, func(t *testing.T) {
+			r := mrand.New(mrand.NewPCG(1, 2))
+			budget := &bucket{reserve: 4}
+			for range 10_000 {
+				missing, n := r.Float64() < notFound, 0
+				err := retry.Do(context.Background(), retry.Policy{Base: time.Millisecond}, func(ctx context.Context) error {
+					var err error // stands for a call to the dependency
+					switch n++; {
+					case missing:
+						err = errNotFound
+					case r.Float64() < 0.01:
+						err = errServer
+					}
+					return feed(budget, err)
+				})
+				retried += n - 1
+				if errors.Is(err, errThrottled) {
+					refused++
+				}
+			}
+		})
+		if retried+refused == 0 {
+			t.Fatalf("404s %.0f%%: no retry was asked for", 100*notFound)
+		}
+		return float64(refused) / float64(retried+refused)
+	}
+	for _, notFound := range []float64{0.08, 0.10, 0.15} {
+		got, old := refusedShare(throttle, notFound), refusedShare(everyAttempt, notFound)
+		t.Logf("404s %.0f%%: retries refused: %.0f%% through throttle, %.0f%% with every attempt recorded", 100*notFound, 100*got, 100*old)
+		if got != 0 {
+			t.Errorf("404s %.0f%%, no outage: the bucket refused %.1f%% of the retries, want none", 100*notFound, 100*got)
+		}
+		if notFound == 0.15 && old == 0 {
+			t.Errorf("404s 15%%, every attempt recorded: the bucket refused no retry, want some, as measured")
+		}
+	}
+}
+
+// TestRunTxRetriesAnAttemptsTimeout runs ExampleDo_transaction's runTx and
+// classify with a transaction that outlasts its attempt's timeout once,
+// then commits. Whatever it returns then, ctx's error, pgx's wrap of it or
+// the server's 57014 (a statement canceled), Do must retry it; an end of
+// Do's own ctx must stop Do with Do's error. classify handed Do's ctx
+// rather than the attempt's, as when the example's classify was copied
+// beside ExampleDo_attemptTimeout's pattern, stops at the first timeout.
+func TestRunTxRetriesAnAttemptsTimeout(t *testing.T) {
+	canceled := &pgconn.PgError{Code: "57014", Message: "canceling statement due to user request"}
+	doCtx := func(ctx context.Context, timeout time.Duration, tx func(context.Context) error) error {
+		attemptCtx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return classify(ctx, tx(attemptCtx))
+	}
+	for _, tt := range []struct {
+		name  string
+		run   func(ctx context.Context, timeout time.Duration, tx func(context.Context) error) error
+		whole time.Duration // Do's deadline
+		slow  func(ctx context.Context) error
+		calls int
+		is    error // what Do's error matches; nil for a commit
+	}{
+		{"runTx, ctx's error", runTx, time.Minute, context.Cause, 2, nil},
+		{"runTx, pgx's wrap", runTx, time.Minute, func(ctx context.Context) error {
+			return fmt.Errorf("timeout: %w", ctx.Err())
+		}, 2, nil},
+		{"runTx, 57014", runTx, time.Minute, func(context.Context) error { return canceled }, 2, nil},
+		{"runTx, Do's deadline first", runTx, 50 * time.Millisecond, context.Cause, 1, context.DeadlineExceeded},
+		{"classify with Do's ctx", doCtx, time.Minute, func(context.Context) error { return canceled }, 1, canceled},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), tt.whole)
+				defer cancel()
+				calls := 0
+				p := retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second}
+				err := retry.Do(ctx, p, func(ctx context.Context) error {
+					return tt.run(ctx, 100*time.Millisecond, func(ctx context.Context) error {
+						if calls++; calls > 1 {
+							return nil // a commit
+						}
+						<-ctx.Done() // a statement that outlasts the attempt's timeout
+						return tt.slow(ctx)
+					})
+				})
+				if calls != tt.calls || (tt.is == nil) != (err == nil) || tt.is != nil && !errors.Is(err, tt.is) {
+					t.Errorf("Do() = %v after %d calls, want an error matching %v after %d", err, calls, tt.is, tt.calls)
+				}
+			})
+		})
+	}
+}
+
+// TestAttemptTimeoutWithPlainDeadlineExceeded runs ExampleDo_attemptTimeout's
+// fetchWithin with every request through http.DefaultClient returning its
+// context's plain Err(), as Go 1.22's net/http, pgx and database/sql
+// drivers do, rather than its cause: with a whole deadline of a minute,
+// Do's error must match errAttemptTimeout and not DeadlineExceeded; with
+// one of 20ms, under the attempt's 50ms, the other way round.
+func TestAttemptTimeoutWithPlainDeadlineExceeded(t *testing.T) {
+	defer func(rt http.RoundTripper) { http.DefaultClient.Transport = rt }(http.DefaultClient.Transport)
+	http.DefaultClient.Transport = roundTripper(func(r *http.Request) (*http.Response, error) {
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	})
+	for _, tt := range []struct {
+		whole         time.Duration
+		attemptsTimed bool
+	}{{time.Minute, true}, {20 * time.Millisecond, false}} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), tt.whole)
+			defer cancel()
+			_, err := retry.DoValue(ctx, retry.Policy{Attempts: 3}, func(ctx context.Context) ([]byte, error) {
+				return fetchWithin(ctx, "http://127.0.0.1:1/", 50*time.Millisecond)
+			})
+			if errors.Is(err, errAttemptTimeout) != tt.attemptsTimed || errors.Is(err, context.DeadlineExceeded) == tt.attemptsTimed {
+				t.Errorf("whole deadline %v: Do() = %v; want it to match errAttemptTimeout: %t, DeadlineExceeded: %t",
+					tt.whole, err, tt.attemptsTimed, !tt.attemptsTimed)
+			}
+		})
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestBudgetLetsRefusedConnectionsRetry does what ExampleDo_budget's
+// throttle does with a refused connection, through net/http on loopback:
+// it records it as a refusal, so the bucket allows its retry however many
+// come, and one failure after the work spends a token.
+func TestBudgetLetsRefusedConnectionsRetry(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows reports a refused connection with an errno of its own")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	ln.Close() // nothing listens there now
+	budget := &bucket{reserve: 4}
+	for i := range 20 {
+		_, err := http.Get(url)
+		if err == nil || throttle(budget, err) != err {
+			t.Fatalf("attempt %d: GET = %v, throttle() = %v; want a failure returned as it is", i+1, err, throttle(budget, err))
+		}
+	}
+	if throttle(budget, errServer); budget.spent != 10 {
+		t.Errorf("after 20 refused connections and one 500, the bucket spent %d tenths, want 10", budget.spent)
+	}
+}
+
+// TestIdempotencyKeyMadeOnceBeforeDo follows README's advice for a POST,
+// on loopback: the server does the work, then loses its first reply, and
+// does the work again only for a key it has not seen. With a key made once
+// before Do, the work is done once; made inside fn, twice.
+func TestIdempotencyKeyMadeOnceBeforeDo(t *testing.T) {
+	p := retry.Policy{Attempts: 5, Base: time.Millisecond, Max: 5 * time.Millisecond}
+	for _, before := range []bool{true, false} {
+		var mu sync.Mutex
+		seen, works, requests := map[string]bool{}, 0, 0
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			if key := r.Header.Get("Idempotency-Key"); !seen[key] {
+				seen[key], works = true, works+1
+			}
+			if requests++; requests == 1 {
+				panic(http.ErrAbortHandler) // the work is done, but the reply is lost
+			}
+		}))
+		key := rand.Text() // made once, before Do
+		err := retry.Do(context.Background(), p, func(ctx context.Context) error {
+			if !before {
+				key = rand.Text()
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader("order 7"))
+			if err != nil {
+				return retry.Permanent(err)
+			}
+			req.Header.Set("Idempotency-Key", key)
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				return err
+			}
+			return resp.Body.Close()
+		})
+		srv.Close()
+		if want := map[bool]int{true: 1, false: 2}[before]; err != nil || works != want {
+			t.Errorf("key made before Do: %t: Do() = %v, the work done %d times, want nil and %d", before, err, works, want)
+		}
+	}
+}
