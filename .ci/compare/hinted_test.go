@@ -215,9 +215,12 @@ func runHintedFleet(t *testing.T, c hintedClient, date bool) hintedFleet {
 // second after now + the hint, so that no client is told to wait less. Its
 // table gives, per fleet, the clients through, the requests a client made,
 // those after the outage, the peak per window, those turned away and the
-// last success. It asserts only directions: retry.Do's peak per window
-// stays under the capacity, and every fleet that waits the hint exactly
-// peaks above it.
+// last success. It asserts what a stall of the real clock cannot flip:
+// every client of retry.Do gets through, with at most a tenth as many
+// requests turned away after the outage as it has clients, and every fleet
+// that waits the hint exactly peaks above the capacity. A stall piles the
+// requests due during it into one window, so Do's peak is reported, not
+// asserted.
 func TestHintedFleet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a run of about 30s")
@@ -244,8 +247,9 @@ func TestHintedFleet(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if do := fleets[0]; do.peak >= *hintedCapacity {
-				t.Errorf("%s peaked at %d requests per window, want under the capacity of %d", do.name, do.peak, *hintedCapacity)
+			if do := fleets[0]; do.through < *hintedClients || do.turnedAway*10 > *hintedClients {
+				t.Errorf("%s: %d of %d clients through, %d requests turned away after the outage; want all through, and at most %d turned away",
+					do.name, do.through, *hintedClients, do.turnedAway, *hintedClients/10)
 			}
 			for _, f := range fleets[1:] {
 				if f.peak <= *hintedCapacity {
