@@ -18,8 +18,11 @@
 //
 // Changes that no single token makes, such as a call left out or max(h, d)
 // for h + d, are listed by hand in a second file, in the same form: the
-// file, the line as it is and as it becomes, and what the change breaks.
-// Each must be killed.
+// file, the line as it is and as it becomes (empty to delete it), and what
+// the change breaks. The line as it is must stand once in the file, so a
+// change to a line that repeats is written on a line next to it: a
+// comment becomes "continue" to skip the check below it. Each must be
+// killed.
 //
 // Run from the repository root:
 //
