@@ -23,11 +23,12 @@ import (
 // retry.Do, as HTTPClient.Timeout for go-retryablehttp, with its defaults
 // otherwise. It asserts the order of TestOverload's hang, with the room
 // that the real clock needs: no retry and the bucket recover within the
-// horizon, the bucket with at most 1.1 times no retry's attempts; Do alone
-// does not, nor, as measured, does go-retryablehttp. Under load the
-// worker's 2ms sleeps overshoot, so recovery takes seconds longer than
-// quiet; how soon the bucket recovers after no retry is TestOverload's
-// claim, in virtual time.
+// horizon, the bucket with at most 1.1 times no retry's attempts, and Do
+// alone does not. go-retryablehttp, whose retries wait 1s and more, is on
+// the edge, recovering in some runs and not in most: it is logged, not
+// asserted. Under load the worker's 2ms sleeps overshoot, so recovery can
+// take seconds longer than quiet; how soon the bucket recovers after no
+// retry is TestOverload's claim, in virtual time.
 func TestOverloadRealNetwork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a run of about 60s")
@@ -83,10 +84,8 @@ func TestOverloadRealNetwork(t *testing.T) {
 	if !none.recovered(horizon) {
 		t.Fatalf("no retry: back=%s, want within the %v horizon", back(none.recovery), horizon)
 	}
-	for _, name := range []string{"do", peer} {
-		if r := runs[name]; r.recovery >= 0 {
-			t.Errorf("%s: back=%s, want never within the %v horizon", name, back(r.recovery), horizon)
-		}
+	if do := runs["do"]; do.recovery >= 0 {
+		t.Errorf("Do alone: back=%s, want never within the %v horizon", back(do.recovery), horizon)
 	}
 	if !b.recovered(horizon) || float64(b.attempts) > 1.1*float64(none.attempts) {
 		t.Errorf("the bucket: back=%s with %d attempts, want within the %v horizon, with at most 1.1 times no retry's %d attempts",
