@@ -611,7 +611,7 @@ func TestOverloadFleet(t *testing.T) {
 
 // checkFleetCell asserts TestOverloadFleet's bounds for the cell c, with
 // res the results of each N and row. After a lasting outage each bucket is
-// back within no retry's time plus the leak rule's delay, N × reserve ÷
+// back within no retry's time plus the sizing rule's delay, N × reserve ÷
 // spare capacity, plus 1s; where the dependency skips the work of callers
 // that left or refuses at once when full, within no retry's time plus 2s.
 // Through shed blips each bucket keeps the cell's share of Do alone's
