@@ -83,15 +83,6 @@ func (r *recorder) fn(context.Context) error {
 	return nil
 }
 
-// gaps returns the waits between the calls recorded.
-func (r *recorder) gaps() []time.Duration {
-	g := make([]time.Duration, len(r.at)-1)
-	for i := range g {
-		g[i] = r.at[i+1] - r.at[i]
-	}
-	return g
-}
-
 // bubble runs f in a synctest bubble, where time is virtual. The timer
 // semantics before Go 1.23 (GODEBUG=asynctimerchan=1), under which CI also
 // runs the real-clock tests, have no bubbles: there it skips t.
@@ -181,7 +172,6 @@ func TestNilPanicsAndDoneGetsNoCall(t *testing.T) {
 		{"Do, both nil: ctx first", func() error { return retry.Do(noCtx, p, nil) }, "retry: nil Context", ""},
 		{"DoValue, nil ctx", func() error { _, err := retry.DoValue(noCtx, p, fnValue); return err }, "retry: nil Context", ""},
 		{"DoValue, nil fn", func() error { _, err := retry.DoValue[int](bg, p, nil); return err }, "retry: nil func", ""},
-		{"DoValue, both nil: ctx first", func() error { _, err := retry.DoValue[int](noCtx, p, nil); return err }, "retry: nil Context", ""},
 		{"Do, done ctx", func() error { return retry.Do(done, p, fn) }, "", "retry: context canceled"},
 		{"DoValue, done ctx", func() error { _, err := retry.DoValue(done, p, fnValue); return err }, "", "retry: context canceled"},
 	}
@@ -204,8 +194,10 @@ func TestNilPanicsAndDoneGetsNoCall(t *testing.T) {
 // method that returns false, or a first RetryAfter() time.Duration method
 // that returns more than Max.
 
-// TestStopsWithFnsError: fn returns err on every call, and first cancels
-// ctx in the rows that say so; Do must return err itself after calls calls.
+// TestStopsWithFnsError runs Do inside an enclosing Do with the same Policy.
+// fn returns err on every call, and first cancels ctx where the row says so.
+// Both must return err itself, the inner Do after calls calls and the
+// enclosing one after calls of the inner: what stops one stops both.
 func TestStopsWithFnsError(t *testing.T) {
 	perm, final := retry.Permanent(errors.New("cause")), fmt.Errorf("op: %w", retryable(false))
 	p, hintMax := retry.Policy{Attempts: 3, Base: time.Millisecond, Max: time.Hour}, retry.Policy{Max: time.Second}
@@ -218,7 +210,7 @@ func TestStopsWithFnsError(t *testing.T) {
 	}{
 		{"a plain error is retried until Attempts", p, errBoom, 3, false},
 		{"the zero Policy makes 4 attempts", retry.Policy{}, errBoom, 4, false},
-		{"a marker stops, and stays in Do's error to stop an enclosing Do", p, perm, 1, false},
+		{"a marker stops, and stays in Do's error", p, perm, 1, false},
 		{"a wrapped marker stops", p, fmt.Errorf("op: %w", perm), 1, false},
 		{"a marker in a join stops", p, errors.Join(errBoom, perm), 1, false},
 		{"a marker below Retryable true still stops", p, &appError{perm, true}, 1, false},
@@ -242,15 +234,19 @@ func TestStopsWithFnsError(t *testing.T) {
 			bubble(t, func(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				r := newRecorder(tt.err, tt.err, tt.err, tt.err)
+				r, outer := newRecorder(slices.Repeat([]error{tt.err}, 16)...), 0
 				err := retry.Do(ctx, tt.p, func(ctx context.Context) error {
-					if tt.cancel {
-						cancel()
-					}
-					return r.fn(ctx)
+					outer++
+					return retry.Do(ctx, tt.p, func(ctx context.Context) error {
+						if tt.cancel {
+							cancel()
+						}
+						return r.fn(ctx)
+					})
 				})
-				if last := r.at[len(r.at)-1]; err != tt.err || r.calls() != tt.calls || time.Since(r.start) != last {
-					t.Errorf("Do() = %v after %d calls and %v more, want %v after %d, at once", err, r.calls(), time.Since(r.start)-last, tt.err, tt.calls)
+				if last := r.at[len(r.at)-1]; err != tt.err || outer != tt.calls || r.calls() != tt.calls*tt.calls || time.Since(r.start) != last {
+					t.Errorf("Do(Do()) = %v after %d and %d calls, and %v more, want %v after %d and %d, at once",
+						err, outer, r.calls(), time.Since(r.start)-last, tt.err, tt.calls, tt.calls*tt.calls)
 				}
 			})
 		})
@@ -461,7 +457,7 @@ func lastWaits(t *testing.T, p retry.Policy, err error, n int) []time.Duration {
 			if err := retry.Do(context.Background(), p, r.fn); err != nil {
 				t.Fatalf("Do() = %v, want nil", err)
 			}
-			waits[i] = r.gaps()[n]
+			waits[i] = r.at[n+1] - r.at[n]
 		}
 	})
 	return waits
@@ -744,7 +740,8 @@ func TestTour(t *testing.T) {
 	start, last, attempt := time.Now(), time.Now(), 0
 	err := retry.Do(context.Background(), retry.Policy{}, func(ctx context.Context) error {
 		if attempt++; attempt > 1 {
-			say("   attempt %d at %v, after a wait of %v drawn from [0, %v]", attempt, ms(time.Since(start)), ms(time.Since(last)), 100*time.Millisecond<<(attempt-2))
+			say("   attempt %d at %v, after a wait of %v drawn from [0, %v]",
+				attempt, ms(time.Since(start)), ms(time.Since(last)), 100*time.Millisecond<<(attempt-2))
 		}
 		if last = time.Now(); attempt < 3 {
 			say("     -> connection refused")
@@ -890,8 +887,8 @@ func FuzzDo(f *testing.F) {
 			// int64 nanoseconds, in 2262, where every later timer fires at
 			// once: waits that could pass it are not checked.
 			inClock := effMax <= 200*365*24*time.Hour/time.Duration(len(errs))
-			for i, g := range r.gaps() {
-				c := ceiling(effBase, effMax, i)
+			for i := range len(r.at) - 1 {
+				g, c := r.at[i+1]-r.at[i], ceiling(effBase, effMax, i) // the wait after call i+1, and its ceiling
 				lo, hi := time.Duration(0), c
 				if h := trees[i].hint; h != nil && *h > 0 {
 					lo, hi = *h, atMost(effMax, new(big.Int).Add(big.NewInt(int64(*h)), big.NewInt(int64(max(*h, c)))))
