@@ -223,7 +223,7 @@ func runHintedFleet(t *testing.T, c hintedClient, date bool) hintedFleet {
 // asserted.
 func TestHintedFleet(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a run of about 30s")
+		t.Skip("a run of about 40s")
 	}
 	forms := strings.Split(*hintedForms, ",")
 	for _, form := range forms {
