@@ -124,8 +124,9 @@ func fails(n int, err error) []error {
 
 // spread checks that 400 waits look drawn uniformly from [lo, hi]: all
 // inside it, and some within a twentieth of its width of either end. For
-// uniform draws each end is missed with a chance of 0.95⁴⁰⁰, 1e-9; waits
-// pinned to one value, or drawn from one side only, miss an end for sure.
+// uniform draws each end is missed with a chance of 0.95⁴⁰⁰, 1.2e-9, and
+// either with 2.5e-9; waits pinned to one value, or drawn from one side
+// only, miss an end for sure.
 func spread(t *testing.T, what string, waits []time.Duration, lo, hi time.Duration) {
 	t.Helper()
 	low, top := waits[0], waits[0]
