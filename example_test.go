@@ -423,8 +423,8 @@ func classify(ctx context.Context, err error) error {
 	return retry.Permanent(err) // nil for nil: a commit
 }
 
-// pgError stands in for a PostgreSQL driver's error, which says its
-// SQLSTATE code with a method SQLState() string.
+// pgError stands in for a PostgreSQL driver's error, which returns its
+// SQLSTATE code from a method SQLState() string.
 type pgError string
 
 func (e pgError) Error() string    { return "SQLSTATE " + string(e) }
@@ -469,7 +469,7 @@ type bucket struct {
 	spent   int // tenths of a token, from 0 to 20·(reserve+1)
 }
 
-// record counts an attempt's err, nil for a success; refused says that the
+// record counts an attempt's err, nil for a success; refused reports that the
 // dependency refused the attempt at once, without doing the work. It
 // reports whether a retry may follow. Record only what tells of the
 // dependency's health: a success, or a failure fn would retry.

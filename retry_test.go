@@ -403,7 +403,7 @@ func TestCancelLeavesNoTimerRunning(t *testing.T) {
 // Rule: if the next wait would reach ctx's deadline, Do returns at once an
 // error that matches context.DeadlineExceeded and the last error.
 
-// TestStopsBeforeAWaitThatWouldReachTheDeadline runs 400 Dos a row with 1s
+// TestStopsBeforeAWaitThatWouldReachTheDeadline runs Do 400 times a row with 1s
 // left and an fn that fails once with a hint h. A wait of exactly 1s, a
 // hint of Max, stops Do at once, before ctx is done; 2ns less is taken; a
 // wait drawn from [0.6s, 1.2s] does either, as the draw falls (all 400
@@ -411,7 +411,7 @@ func TestCancelLeavesNoTimerRunning(t *testing.T) {
 func TestStopsBeforeAWaitThatWouldReachTheDeadline(t *testing.T) {
 	tests := []struct {
 		h, max      time.Duration
-		early, late bool // whether some Dos stop early, and some wait
+		early, late bool // whether some calls of Do stop early, and some wait
 	}{
 		{time.Second, time.Second, true, false},
 		{time.Second - 2, time.Second - 2, false, true},
@@ -435,7 +435,7 @@ func TestStopsBeforeAWaitThatWouldReachTheDeadline(t *testing.T) {
 				cancel()
 			}
 			if (early > 0) != tt.early || (late > 0) != tt.late {
-				t.Errorf("hint %v, Max %v: %d of 400 Dos stopped early and %d waited, want some early: %t, some waiting: %t",
+				t.Errorf("hint %v, Max %v: %d of 400 calls of Do stopped early and %d waited, want some early: %t, some waiting: %t",
 					tt.h, tt.max, early, late, tt.early, tt.late)
 			}
 		})

@@ -729,7 +729,7 @@ type bucket struct {
 	spent   int // tenths of a token, from 0 to 20·(reserve+1)
 }
 
-// record counts an attempt's err, nil for a success; refused says that the
+// record counts an attempt's err, nil for a success; refused reports that the
 // dependency refused the attempt at once, without doing the work. It
 // reports whether a retry may follow. Record only what tells of the
 // dependency's health: a success, or a failure fn would retry.
