@@ -8,10 +8,15 @@ import (
 	"time"
 )
 
-// Permanent wraps err in a marker that stops [Do], and every Do that
-// encloses it, wherever the marker is in fn's error. Its message and Unwrap
-// are err's: compare Do's error with [errors.Is], not ==. Permanent returns
-// nil for nil, and a marker unchanged.
+// ErrPermanent is what [errors.Is] finds in an error that carries a
+// [Permanent] marker.
+var ErrPermanent = errors.New("retry: permanent")
+
+// Permanent returns err with a marker that stops [Do]. Do stops if the
+// marker is anywhere in fn's error, whatever the errors around it report,
+// and returns that error, so a Do whose fn calls Do stops too. The marker
+// has err's message, Unwrap returns err, and Retryable returns false.
+// Permanent returns err if err is nil or a marker.
 func Permanent(err error) error {
 	if _, ok := err.(*permanent); ok || err == nil {
 		return err
@@ -21,17 +26,14 @@ func Permanent(err error) error {
 
 type permanent struct{ err error }
 
-// errMarked is the target errors.Is finds a marker by, with no allocation.
-var errMarked = errors.New("retry: permanent")
-
 func (e *permanent) Error() string        { return fmt.Sprint(e.err) }
 func (e *permanent) Unwrap() error        { return e.err }
-func (e *permanent) Is(target error) bool { return target == errMarked }
+func (e *permanent) Is(target error) bool { return target == ErrPermanent }
+func (e *permanent) Retryable() bool      { return false }
 
-// After wraps err with a hint to wait at least d before the next attempt,
-// as an HTTP Retry-After header asks. Its message and Unwrap are err's, so
-// an outer After overrides a hint inside err. After returns err itself if
-// err is nil or d <= 0.
+// After returns err with a hint to wait at least d before the next attempt.
+// The error has err's message, and Unwrap returns err. After returns err
+// if err is nil or d <= 0.
 func After(err error, d time.Duration) error {
 	if err == nil || d <= 0 {
 		return err

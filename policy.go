@@ -18,9 +18,9 @@ const (
 // between calls. The zero Policy is valid, and a Policy is safe for
 // concurrent use.
 //
-// After attempt n+1 fails (n from 0), Do waits a random time drawn
-// uniformly from [0, c], where c is min(Max, Base<<n); after a hint h > 0,
-// from [h, min(Max, h+max(h, c))].
+// After attempt n fails, Do waits a random time, uniform from 0 to the
+// ceiling c = min(Max, Base<<(n-1)). If fn's error carries a hint h > 0,
+// the wait is from h to h plus the larger of h and c, and at most Max.
 type Policy struct {
 	// Attempts is the maximum number of calls to fn; 1 means no retries.
 	// Zero or negative means 4.
@@ -29,13 +29,12 @@ type Policy struct {
 	// Base is the ceiling of the first wait. Zero or negative means 100ms.
 	Base time.Duration
 
-	// Max is the ceiling of every wait; a hint above Max stops Do. Zero or
-	// negative means 10s.
+	// Max is the ceiling of every wait. Zero or negative means 10s.
 	Max time.Duration
 }
 
-// Delay returns a wait drawn as Do draws it after attempt n+1 fails
-// without a hint, for a loop of the caller's own. A negative n means 0.
+// Delay returns a random wait up to the ceiling after attempt n fails. An n
+// below 1 means 1.
 func (p Policy) Delay(n int) time.Duration {
 	return draw(p.ceiling(n))
 }
@@ -48,10 +47,10 @@ func draw(c time.Duration) time.Duration {
 func (p Policy) attempts() int      { return orDefault(p.Attempts, defaultAttempts) }
 func (p Policy) max() time.Duration { return orDefault(p.Max, defaultMax) }
 
-// ceiling returns the ceiling c after attempt n+1, as Policy's doc defines it.
+// ceiling returns the ceiling c after attempt n fails, as Policy's doc says.
 func (p Policy) ceiling(n int) time.Duration {
 	base, limit := orDefault(p.Base, defaultBase), p.max()
-	n = max(n, 0)
+	n = max(n, 1) - 1
 	// Compare before shifting: with Base = 1<<40 + 1 and n = 24, base<<n
 	// wraps to 1<<24 (16.7ms). From n = 63 on, limit>>n is 0, so limit is
 	// returned.
@@ -61,15 +60,17 @@ func (p Policy) ceiling(n int) time.Duration {
 	return base << n
 }
 
-// wait returns the wait after attempt n+1 failed with hint h.
-func (p Policy) wait(n int, h time.Duration) time.Duration {
-	if h <= 0 {
-		return p.Delay(n)
+// wait returns the wait after attempt n failed with hint h, drawn from the
+// range Policy's doc gives, cut at longest, which is at least max(h, 0).
+func (p Policy) wait(n int, h, longest time.Duration) time.Duration {
+	h = max(h, 0) // a hint of 0 or less is no hint
+	c := p.ceiling(n)
+	if h > 0 {
+		// Not a clamp of h+draw to Max, which would send clients told a
+		// hint near Max back together; h+c <= Max cannot overflow, as h+h can.
+		c = min(max(h, c), p.max()-h)
 	}
-	// Not a clamp of h + draw to Max, which would send clients told a hint
-	// near Max back together. h + room <= Max cannot overflow, as h + h can.
-	room := min(max(h, p.ceiling(n)), p.max()-h)
-	return h + draw(room)
+	return h + draw(min(c, longest-h))
 }
 
 // orDefault returns v if it is above zero, and def otherwise.

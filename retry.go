@@ -7,9 +7,8 @@
 //		return send(ctx, msg)
 //	})
 //
-// [Do] states the rules, [Policy] sets the waits, [Permanent] marks an error
-// that stops retries, and [After] carries a server's hint. Retry only what
-// is safe to repeat.
+// [Policy] sets the calls and waits, [Permanent] marks an error not worth
+// retrying, and [After] carries a server's hint.
 package retry
 
 import (
@@ -19,22 +18,21 @@ import (
 	"time"
 )
 
-// Do calls fn(ctx) on the calling goroutine until it returns nil, at most
-// Attempts times, waiting between calls as [Policy] describes. Do panics if
-// ctx or fn is nil, and never calls fn once ctx is done.
+// Do calls fn(ctx) until it returns nil, waiting between calls as [Policy]
+// describes. Do panics if ctx or fn is nil.
 //
-// Do returns fn's error unchanged, even if ctx is done, when
-//   - it is the last attempt's;
-//   - it wraps a [Permanent] marker;
-//   - the first Retryable() bool method [errors.As] finds in it returns
-//     false; or
-//   - the first RetryAfter() time.Duration method errors.As finds in it,
-//     such as [After]'s, returns more than Max.
+// Do stops and returns fn's error after Attempts calls, or at once if the
+// error carries a [Permanent] marker, if the first error in its tree with a
+// Retryable() bool method returns false, or if the first with a
+// RetryAfter() time.Duration method returns more than Max.
 //
-// Otherwise, once ctx is done, Do returns an error that matches ctx.Err(),
-// context.Cause(ctx) and the last error. If the wait Do draws would reach
-// ctx's deadline, Do returns at once an error that matches
-// [context.DeadlineExceeded] and the last error.
+// If ctx is done, Do returns an error that matches ctx.Err(),
+// context.Cause(ctx) and fn's last error.
+//
+// Do never starts a wait that would end at or after ctx's deadline. It
+// returns at once, with an error that matches [context.DeadlineExceeded]
+// and fn's last error, if the shortest wait and a call as long as the last
+// would not end before it.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	if ctx == nil {
 		panic("retry: nil Context")
@@ -45,27 +43,35 @@ func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	if ctx.Err() != nil {
 		return stopped(ctx, nil)
 	}
+	deadline, hasDeadline := ctx.Deadline()
 	var t *time.Timer // made for the first wait and reused for the rest
 	for attempt := 1; ; attempt++ {
+		var start time.Time // read only for a deadline: a clock read costs
+		if hasDeadline {
+			start = time.Now()
+		}
 		err := fn(ctx)
 		if err == nil {
 			return nil
 		}
 		h := hint(err) // after the nil check: errors.As's target allocates
-		switch {
-		case errors.Is(err, errMarked), !retryable(err), h > p.max(), attempt >= p.attempts():
-			return err
-		case ctx.Err() != nil:
+		if errors.Is(err, ErrPermanent) || !retryable(err) || h > p.max() ||
+			attempt >= p.attempts() || ctx.Err() != nil {
 			return stopped(ctx, err)
 		}
-		wait := p.wait(attempt-1, h)
-		// No call could start before the deadline, so return the error now.
-		if deadline, ok := ctx.Deadline(); ok && wait >= time.Until(deadline) {
-			if errors.Is(err, pastDeadline{}) {
-				return err // an inner Do's, which says it all already
+		longest := p.max() // the longest wait
+		if hasDeadline {
+			// The wait and a call as long as this one must end before it.
+			now := time.Now()
+			longest = deadline.Add(-now.Sub(start) - 1).Sub(now)
+			if longest < max(h, 0) {
+				if errors.Is(err, pastDeadline{}) {
+					return err // an inner Do's, which says it all already
+				}
+				return fmt.Errorf("retry: %w; last error: %w", pastDeadline{}, err)
 			}
-			return fmt.Errorf("retry: %w; last error: %w", pastDeadline{}, err)
 		}
+		wait := p.wait(attempt, h, longest)
 		if t == nil {
 			t = time.NewTimer(wait)
 		} else {
@@ -119,29 +125,33 @@ func hint(err error) time.Duration {
 	return 0
 }
 
-// pastDeadline is what Do wraps when the next wait would reach ctx's deadline.
+// pastDeadline is what Do wraps when no attempt fits before ctx's deadline.
 type pastDeadline struct{}
 
-func (pastDeadline) Error() string { return "the next wait would reach the context deadline" }
+func (pastDeadline) Error() string { return "no time for another attempt before the deadline" }
 func (pastDeadline) Unwrap() error { return context.DeadlineExceeded }
 
-// stopped returns the error of a Do that ctx ended; last is nil before a call.
+// stopped returns the error Do returns when it stops with fn's last error,
+// nil before the first call: last itself while ctx is not done.
 func stopped(ctx context.Context, last error) error {
 	err := ctx.Err()
-	format, args := "retry: %w", []any{err}
-	matched := errors.Is(last, err) // whether last matches all Do would add
+	if err == nil {
+		return last
+	}
 	// Before Go 1.25, Cause returns nil for a done Context of a type of its
 	// own over a live parent made by WithCancel. errors.Is rather than ==,
 	// which panics on an error type that is not comparable.
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
-		format, args = format+" (cause: %w)", append(args, cause)
-		matched = matched && errors.Is(last, cause)
-	}
+	cause := context.Cause(ctx)
+	plain := cause == nil || errors.Is(err, cause) // no cause to add
 	switch {
-	case last == nil:
-		return fmt.Errorf(format, args...)
-	case matched:
+	case errors.Is(last, err) && (plain || errors.Is(last, cause)):
 		return last // an inner Do's error, or ctx.Err() itself
+	case last == nil && plain:
+		return fmt.Errorf("retry: %w", err)
+	case last == nil:
+		return fmt.Errorf("retry: %w (cause: %w)", err, cause)
+	case plain:
+		return fmt.Errorf("retry: %w; last error: %w", err, last)
 	}
-	return fmt.Errorf(format+"; last error: %w", append(args, last)...)
+	return fmt.Errorf("retry: %w (cause: %w); last error: %w", err, cause, last)
 }
