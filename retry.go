@@ -92,7 +92,7 @@ func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 }
 
 // DoValue is [Do] for a function that also returns a value. It returns the
-// value of the call that succeeded, or the zero value and Do's error.
+// successful call's value, or the zero value and Do's error.
 func DoValue[T any](ctx context.Context, p Policy, fn func(context.Context) (T, error)) (T, error) {
 	var v T
 	var call func(context.Context) error // nil for a nil fn, so that Do panics
