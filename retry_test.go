@@ -5,7 +5,6 @@ package retry_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -14,7 +13,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -23,8 +21,8 @@ import (
 )
 
 // Helpers, then a section for each rule of Do's doc, opened by the rule; then
-// Policy's waits and Delay, Permanent and After, allocations, the fleet and
-// the tour, and the fuzzers.
+// Policy's waits and Delay, Permanent and After, allocations, the tour, and
+// the fuzzers.
 
 var errBoom = errors.New("boom")
 
@@ -624,173 +622,91 @@ func TestAllocs(t *testing.T) {
 	}
 }
 
-// The fleet and the tour.
+// The tour.
 
-// A recovering server rejects every call during an outage of 2s, then
-// accepts at most 50 calls in each 10ms slot and rejects the rest at once.
-type recovering struct {
-	mu           sync.Mutex
-	start        time.Time
-	calls, after int   // calls in all, and after the outage
-	perSlot      []int // calls in each slot after the outage
-	drain        time.Duration
-}
-
-func (s *recovering) call(context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls++
-	since := time.Since(s.start) - 2*time.Second
-	if since < 0 {
-		return errors.New("503 service unavailable")
-	}
-	s.after++
-	slot := int(since / (10 * time.Millisecond))
-	for len(s.perSlot) <= slot {
-		s.perSlot = append(s.perSlot, 0)
-	}
-	if s.perSlot[slot]++; s.perSlot[slot] > 50 {
-		return errors.New("503 service unavailable")
-	}
-	s.drain = max(s.drain, since)
-	return nil
-}
-
-func (s *recovering) peak() int { return slices.Max(s.perSlot) }
-
-// fleets starts 1,000 clients at the same instant against each of two
-// recovering servers, in virtual time: clients that call Do, and clients
-// of a baseline loop that waits exactly min(Max, Base<<n).
-func fleets(t *testing.T) (jittered, baseline *recovering) {
-	p := retry.Policy{Attempts: 1000, Base: 10 * time.Millisecond, Max: 2 * time.Second}
-	clients := []func(fn func(context.Context) error) error{
-		func(fn func(context.Context) error) error { return retry.Do(context.Background(), p, fn) },
-		func(fn func(context.Context) error) error {
-			for n := 0; ; n++ {
-				if err := fn(context.Background()); err == nil || n+1 == p.Attempts {
-					return err
-				}
-				time.Sleep(min(p.Max, p.Base<<min(n, 20)))
-			}
-		},
-	}
-	servers := []*recovering{new(recovering), new(recovering)}
-	for i, s := range servers {
-		bubble(t, func(t *testing.T) {
-			s.start = time.Now()
-			var wg sync.WaitGroup
-			for range 1000 {
-				wg.Go(func() {
-					if err := clients[i](s.call); err != nil {
-						t.Errorf("client: %v, want success", err)
-					}
-				})
-			}
-			wg.Wait()
-		})
-	}
-	return servers[0], servers[1]
-}
-
-var fleetSeries = flag.String("fleet.series", "", "a CSV file for the calls per 10ms slot of TestFleet's two fleets, for .ci/compare/cmd/fleetplot")
-
-// TestFleet shows what full jitter does for a service that comes back
-// from an outage.
-func TestFleet(t *testing.T) {
-	jittered, baseline := fleets(t)
-	if *fleetSeries != "" {
-		// One row per slot: its start in milliseconds after the outage, then the calls of each fleet.
-		csv, j, b := "ms,full jitter,no jitter\n", jittered.perSlot, baseline.perSlot
-		n := max(len(j), len(b))
-		j, b = append(j, make([]int, n-len(j))...), append(b, make([]int, n-len(b))...)
-		for i := range n {
-			csv += fmt.Sprintf("%d,%d,%d\n", 10*i, j[i], b[i])
-		}
-		if err := os.WriteFile(*fleetSeries, []byte(csv), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	const row = "%-16s calls %5d, after recovery %5d, peak per 10ms slot %4d, drained %v after recovery"
-	t.Logf(row, "full jitter (Do)", jittered.calls, jittered.after, jittered.peak(), jittered.drain)
-	t.Logf(row, "no jitter", baseline.calls, baseline.after, baseline.peak(), baseline.drain)
-	if jittered.after > baseline.after/4 {
-		t.Errorf("Do made %d calls after recovery, want at most a quarter of the baseline's %d", jittered.after, baseline.after)
-	}
-	if jittered.drain*10 > baseline.drain {
-		t.Errorf("Do drained in %v, want at least 10x sooner than the baseline's %v", jittered.drain, baseline.drain)
-	}
-	if jittered.peak() >= 50 {
-		t.Errorf("Do's peak is %d calls in a slot, want below the capacity of 50", jittered.peak())
-	}
-}
-
-// TestTour is the README's first command, go test -run Tour -v: it shows
-// the package at work, in plain text, and checks what it shows, but for
-// the fleet, which TestFleet checks.
+// TestTour is README's first command, go test -run Tour -v: it shows the
+// package at work, in plain text. It runs in virtual time, so that each
+// time it prints is exact and each wait is asserted within its range.
 func TestTour(t *testing.T) {
-	say := func(format string, args ...any) {
-		if testing.Verbose() {
-			fmt.Printf(format+"\n", args...)
+	bubble(t, func(t *testing.T) {
+		say := func(format string, args ...any) {
+			if testing.Verbose() {
+				fmt.Printf(format+"\n", args...)
+			}
 		}
-	}
-	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+		refused := errors.New("connection refused")
 
-	say("\n1. A call that fails twice, then succeeds, with the zero Policy (4 attempts,")
-	say("   waits drawn from [0, 100ms], then [0, 200ms]), on the real clock:\n   attempt 1 at 0ms")
-	start, last, attempt := time.Now(), time.Now(), 0
-	err := retry.Do(context.Background(), retry.Policy{}, func(ctx context.Context) error {
-		if attempt++; attempt > 1 {
-			say("   attempt %d at %v, after a wait of %v drawn from [0, %v]",
-				attempt, ms(time.Since(start)), ms(time.Since(last)), 100*time.Millisecond<<(attempt-2))
+		say("\n1. A call that fails twice, then succeeds, with the zero Policy: at most 4")
+		say("   attempts, and after attempt n fails, a wait drawn from [0, 100ms<<(n-1)]:")
+		r := newRecorder(refused, refused)
+		err := retry.Do(context.Background(), retry.Policy{}, r.fn)
+		for i, at := range r.at {
+			result := "ok"
+			if i < len(r.errs) {
+				result = r.errs[i].Error()
+			}
+			if i == 0 {
+				say("   attempt 1 at %v -> %s", at, result)
+				continue
+			}
+			wait, c := at-r.at[i-1], 100*time.Millisecond<<(i-1)
+			say("   attempt %d at %v, after a wait of %v from [0s, %v] -> %s", i+1, at, wait, c, result)
+			if wait < 0 || wait > c {
+				t.Errorf("wait %d = %v, want within [0s, %v]", i, wait, c)
+			}
 		}
-		if last = time.Now(); attempt < 3 {
-			say("     -> connection refused")
-			return errors.New("connection refused")
+		say("   Do returned %v after %d attempts, at %v", err, r.calls(), time.Since(r.start))
+		if err != nil || r.calls() != 3 || r.at[0] != 0 || time.Since(r.start) != r.at[2] {
+			t.Errorf("Do() = %v after calls at %v, returning at %v, want nil after 3, the first at 0s, returning at the last", err, r.at, time.Since(r.start))
 		}
-		say("     -> ok")
-		return nil
-	})
-	say("   Do returned %v after %d attempts", err, attempt)
-	if err != nil || attempt != 3 {
-		t.Errorf("Do() = %v after %d attempts, want nil after 3", err, attempt)
-	}
 
-	say("\n2. A permanent error stops Do at once:")
-	attempt = 0
-	notFound := errors.New("GET /users/7: 404 Not Found")
-	err = retry.Do(context.Background(), retry.Policy{}, func(ctx context.Context) error {
-		attempt++
-		say("   attempt %d -> %v, marked retry.Permanent", attempt, notFound)
-		return retry.Permanent(notFound)
-	})
-	say("   Do returned %q after %d attempt, without a wait", err, attempt)
-	if !errors.Is(err, notFound) || attempt != 1 {
-		t.Errorf("Do() = %v after %d attempts, want %v after 1", err, attempt, notFound)
-	}
+		say("\n2. A permanent error stops Do at once:")
+		notFound := retry.Permanent(errors.New("GET /users/7: 404 Not Found"))
+		r = newRecorder(notFound)
+		err = retry.Do(context.Background(), retry.Policy{}, r.fn)
+		say("   attempt 1 -> %v, marked with retry.Permanent", notFound)
+		say("   Do returned %q after %d attempt, at %v; errors.Is(err, retry.ErrPermanent) = %t",
+			err, r.calls(), time.Since(r.start), errors.Is(err, retry.ErrPermanent))
+		if err != notFound || r.calls() != 1 || time.Since(r.start) != 0 || !errors.Is(err, retry.ErrPermanent) {
+			t.Errorf("Do() = %v after %d attempts, at %v, want %v, matching ErrPermanent, after 1, at 0s", err, r.calls(), time.Since(r.start), notFound)
+		}
 
-	say("\n3. A cancel during a wait returns at once, keeping the cause and the last error:")
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	shutdown := errors.New("shutting down")
-	time.AfterFunc(50*time.Millisecond, func() { cancel(shutdown) })
-	start = time.Now()
-	err = retry.Do(ctx, retry.Policy{Max: time.Minute}, func(ctx context.Context) error {
+		say("\n3. A cancel during a wait returns at once, with the cause and the last error:")
 		say("   Policy{Max: time.Minute}; attempt 1 -> HTTP 503 with Retry-After: 30, which fn")
 		say("   hands Do with retry.After; the wait is drawn from [30s, 1m]; ctx is canceled at 50ms")
-		return retry.After(errors.New("HTTP 503 (Retry-After 30s)"), 30*time.Second)
-	})
-	say("   Do returned after %v: %v\n   errors.Is(err, context.Canceled) = %t, errors.Is(err, cause) = %t",
-		ms(time.Since(start)), err, errors.Is(err, context.Canceled), errors.Is(err, shutdown))
-	if !errors.Is(err, context.Canceled) || !errors.Is(err, shutdown) || !strings.HasSuffix(err.Error(), "last error: HTTP 503 (Retry-After 30s)") {
-		t.Errorf("Do() = %v, want it to match %v and %v and end with the last error", err, context.Canceled, shutdown)
-	}
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		shutdown := errors.New("shutting down")
+		time.AfterFunc(50*time.Millisecond, func() { cancel(shutdown) })
+		r = newRecorder(retry.After(errors.New("HTTP 503 (Retry-After 30s)"), 30*time.Second))
+		err = retry.Do(ctx, retry.Policy{Max: time.Minute}, r.fn)
+		canceled, cause := errors.Is(err, context.Canceled), errors.Is(err, shutdown)
+		say("   Do returned at %v: %v\n   errors.Is(err, context.Canceled) = %t, errors.Is(err, cause) = %t", time.Since(r.start), err, canceled, cause)
+		const want = "retry: context canceled (cause: shutting down); last error: HTTP 503 (Retry-After 30s)"
+		if err == nil || err.Error() != want || !canceled || !cause || r.calls() != 1 || time.Since(r.start) != 50*time.Millisecond {
+			t.Errorf("Do() = %v after %d attempts, at %v, want %q, matching %v and the cause, after 1, at 50ms",
+				err, r.calls(), time.Since(r.start), want, context.Canceled)
+		}
 
-	say("\n4. A fleet: 1,000 clients against a service that is down for 2s, then takes")
-	say("   50 calls per 10ms; Policy{Attempts: 1000, Base: 10ms, Max: 2s}; in virtual time:")
-	jittered, baseline := fleets(t)
-	say("   %-22s %20s %20s %22s", "", "calls after recovery", "peak calls per 10ms", "drained after recovery")
-	say("   %-22s %20d %20d %22v", "full jitter (retry.Do)", jittered.after, jittered.peak(), ms(jittered.drain))
-	say("   %-22s %20d %20d %22v\n", "no jitter", baseline.after, baseline.peak(), ms(baseline.drain))
+		say("\n4. A deadline 150ms away, calls that take 50ms, Policy{Base: 200ms}: the wait")
+		say("   after attempt 1 is drawn from [0, 50ms), so that a call as long ends before it:")
+		ctx, stop := context.WithTimeout(context.Background(), 150*time.Millisecond)
+		defer stop()
+		r = newRecorder(refused)
+		err = retry.Do(ctx, retry.Policy{Base: 200 * time.Millisecond}, func(ctx context.Context) error {
+			time.Sleep(50 * time.Millisecond)
+			return r.fn(ctx)
+		})
+		say("   attempt 1 ends at %v -> %v", r.at[0], refused)
+		if len(r.at) == 2 {
+			say("   attempt 2 ends at %v, after a wait of %v -> ok", r.at[1], r.at[1]-r.at[0]-50*time.Millisecond)
+		}
+		say("   Do returned %v after %d attempts, with ctx.Err() = %v", err, r.calls(), ctx.Err())
+		if err != nil || r.calls() != 2 || r.at[1] < 100*time.Millisecond || r.at[1] >= 150*time.Millisecond || ctx.Err() != nil {
+			t.Errorf("Do() = %v after calls ending at %v, with ctx.Err() = %v, want nil after 2, the second ending in [100ms, 150ms), ctx live",
+				err, r.at, ctx.Err())
+		}
+	})
 }
 
 // The fuzzers.
