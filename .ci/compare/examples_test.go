@@ -177,62 +177,119 @@ func TestObserveLogsWhatDoReturns(t *testing.T) {
 	}
 }
 
-// TestBudgetLeavesNotFoundUnrecorded runs ExampleDo_budget's throttle
-// where there is no outage: a share of the calls ask for what does not
-// exist (a 404, which fn marks Permanent) and 1% of the attempts fail after
-// the work (a 500, which Do retries), over 10,000 calls in one process.
-// Fed as throttle feeds it, the bucket allows every retry at 8%, 10% and
-// 15% 404s. Fed every attempt, 404s included, as the example once said,
-// it refuses retries at 15%: the setup tells the two apart.
-func TestBudgetLeavesNotFoundUnrecorded(t *testing.T) {
+// TestBudgetRecordsNothingDoWouldNotRetry runs ExampleDo_budget's
+// throttle with no outage: 15% of 1,000 calls get a 404, which Do does not
+// retry, and 1% of the attempts fail after the work with a 500, which Do
+// retries. However the 404 says it is not worth retrying (marked as the
+// quick start marks it, a Retryable that reports false, a marker under an
+// error whose Retryable reports true), the bucket must refuse no retry.
+// Fed every attempt, 404s included, it refuses some: the setup tells the
+// two apart.
+func TestBudgetRecordsNothingDoWouldNotRetry(t *testing.T) {
 	everyAttempt := func(b *bucket, err error) error {
-		allowed := b.record(err, errors.Is(err, errRefused))
-		switch {
-		case errors.Is(err, errNotFound):
-			return retry.Permanent(err)
-		case !allowed && err != nil:
+		if !b.record(err, false) && err != nil && !errors.Is(err, retry.ErrPermanent) {
 			return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
 		}
 		return err
 	}
-	refusedShare := func(feed func(*bucket, error) error, notFound float64) float64 {
-		var retried, refused int
-		synctest.Test(t, func(t *testing.T) {
-			r := mrand.New(mrand.NewPCG(1, 2))
-			budget := &bucket{reserve: 4}
-			for range 10_000 {
-				missing, n := r.Float64() < notFound, 0
-				err := retry.Do(context.Background(), retry.Policy{Base: time.Millisecond}, func(ctx context.Context) error {
-					var err error // stands for a call to the dependency
-					switch n++; {
-					case missing:
-						err = errNotFound
-					case r.Float64() < 0.01:
-						err = errServer
+	for _, tt := range []struct {
+		name     string
+		notFound error
+		feed     func(*bucket, error) error
+		refused  bool // whether the bucket refuses some retries
+	}{
+		{"marked Permanent", retry.Permanent(errors.New("HTTP 404")), throttle, false},
+		{"Retryable false", notRetryable("HTTP 404"), throttle, false},
+		{"a marker under a Retryable true", retryable{retry.Permanent(errors.New("HTTP 404"))}, throttle, false},
+		{"every attempt recorded", retry.Permanent(errors.New("HTTP 404")), everyAttempt, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := mrand.New(mrand.NewPCG(1, 2))
+				budget := &bucket{reserve: 4}
+				retries, refused := 0, 0
+				for range 1_000 {
+					missing, n := r.Float64() < 0.15, 0
+					err := retry.Do(context.Background(), retry.Policy{Base: time.Millisecond}, func(ctx context.Context) error {
+						n++
+						var err error // stands for a call to the dependency
+						if missing {
+							err = tt.notFound
+						} else if r.Float64() < 0.01 {
+							err = errServer
+						}
+						return tt.feed(budget, err)
+					})
+					retries += n - 1
+					if errors.Is(err, errThrottled) {
+						refused++
 					}
-					return feed(budget, err)
-				})
-				retried += n - 1
-				if errors.Is(err, errThrottled) {
-					refused++
 				}
-			}
+				t.Logf("%d retries made, %d refused", retries, refused)
+				if retries == 0 || (refused > 0) != tt.refused {
+					t.Errorf("the bucket refused %d retries, %d made; want some refused: %t", refused, retries, tt.refused)
+				}
+			})
 		})
-		if retried+refused == 0 {
-			t.Fatalf("404s %.0f%%: no retry was asked for", 100*notFound)
-		}
-		return float64(refused) / float64(retried+refused)
 	}
-	for _, notFound := range []float64{0.08, 0.10, 0.15} {
-		got, old := refusedShare(throttle, notFound), refusedShare(everyAttempt, notFound)
-		t.Logf("404s %.0f%%: retries refused: %.0f%% through throttle, %.0f%% with every attempt recorded", 100*notFound, 100*got, 100*old)
-		if got != 0 {
-			t.Errorf("404s %.0f%%, no outage: the bucket refused %.1f%% of the retries, want none", 100*notFound, 100*got)
+}
+
+type notRetryable string
+
+func (e notRetryable) Error() string   { return string(e) }
+func (e notRetryable) Retryable() bool { return false }
+
+type retryable struct{ error }
+
+func (e retryable) Unwrap() error   { return e.error }
+func (e retryable) Retryable() bool { return true }
+
+// TestBudgetStopsAnOutageOf503s runs ExampleDo_budget's throttle in an
+// outage where every attempt fails with a 503, ten calls at a time in one
+// process, with the zero Policy. From the first refused retry on, 100 calls
+// must make at most 110 attempts; with no bucket, they make 400.
+func TestBudgetStopsAnOutageOf503s(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		budget := &bucket{reserve: 4}
+		var mu sync.Mutex
+		calls, refusedYet, counted, attempts := 0, false, 0, 0
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Go(func() {
+				for {
+					mu.Lock()
+					if counted == 100 || calls == 1_000 {
+						mu.Unlock()
+						return
+					}
+					calls++
+					after := refusedYet
+					if after {
+						counted++
+					}
+					mu.Unlock()
+					n := 0
+					err := retry.Do(context.Background(), retry.Policy{}, func(ctx context.Context) error {
+						n++
+						return throttle(budget, errRefused)
+					})
+					mu.Lock()
+					if after {
+						attempts += n
+					}
+					if errors.Is(err, errThrottled) {
+						refusedYet = true
+					}
+					mu.Unlock()
+				}
+			})
 		}
-		if notFound == 0.15 && old == 0 {
-			t.Errorf("404s 15%%, every attempt recorded: the bucket refused no retry, want some, as measured")
+		wg.Wait()
+		t.Logf("%d calls in all; from the first refused retry on, %d calls made %d attempts", calls, counted, attempts)
+		if counted != 100 || attempts > 110 {
+			t.Errorf("from the first refused retry on, %d calls made %d attempts, want 100 calls and at most 110", counted, attempts)
 		}
-	}
+	})
 }
 
 // TestRunTxRetriesAnAttemptsTimeout runs ExampleDo_transaction's runTx and
@@ -324,8 +381,8 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 
 // TestBudgetLetsRefusedConnectionsRetry does what ExampleDo_budget's
 // throttle does with a refused connection, through net/http on loopback:
-// it records it as a refusal, so the bucket allows its retry however many
-// come, and one failure after the work spends a token.
+// it records it as free, so the bucket allows its retry however many come,
+// and one failure after the work takes a token.
 func TestBudgetLetsRefusedConnectionsRetry(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("Windows reports a refused connection with an errno of its own")

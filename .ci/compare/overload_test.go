@@ -690,57 +690,52 @@ func writeOverloadSeries(name string, c overloadCell, runs map[string]overloadRu
 // ExampleDo_budget's, to the letter, as .ci/quickstart.go checks; the
 // model answers errRefused when it refuses a request at once.
 
-// errRefused is the error of an attempt that the dependency refused at
-// once, without the work, as when it sheds load.
+// errRefused is a 503: the dependency refused the attempt, as when it sheds
+// load.
 var errRefused = errors.New("503 service unavailable")
 
-// errNotFound is the error of a request for what does not exist.
+// errNotFound is a 404: what the call asked for does not exist.
 var errNotFound = errors.New("404 not found")
 
 // errThrottled marks an error whose retry a bucket refused.
 var errThrottled = errors.New("retry throttled")
 
-// throttle returns err for Do. It marks a 404 Permanent and does not record
-// it, as it tells nothing of the dependency's health. It records any other
-// outcome in b, errRefused and a refused connection as refusals, and marks
-// err Permanent, with errThrottled, when b refuses its retry.
+// throttle records err in b, unless Do stops for err as it is, and marks err
+// Permanent, with errThrottled, when b refuses its retry. A refused
+// connection reached no server, so it is free. A dependency's own refusals
+// may be free too where it answers them at once, without the work.
 func throttle(b *bucket, err error) error {
-	refused := errors.Is(err, errRefused) || errors.Is(err, syscall.ECONNREFUSED)
-	switch {
-	case errors.Is(err, errNotFound):
-		return retry.Permanent(err)
-	case !b.record(err, refused) && err != nil:
+	var r interface{ Retryable() bool }
+	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
+		return err // it tells nothing of the dependency's health
+	}
+	free := errors.Is(err, syscall.ECONNREFUSED)
+	if !b.record(err, free) && err != nil {
 		return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
 	}
 	return err
 }
 
-// A bucket is a retry budget after gRPC's retry throttling (gRFC A6) that
-// charges a failure by what it cost the dependency: a failure that cost it
-// work takes a token, a refusal it answered at once without the work takes
-// none, and a success gives back a tenth of one. It holds 2·(reserve+1)
-// tokens and allows retries while more than half remain, so that a full
-// bucket allows reserve retries in a row; reserve 4 is gRPC's example of
-// 10 tokens. It counts the tenths of a token spent, so a new bucket is
-// full. It is safe for concurrent use.
+// A bucket is a retry budget modeled on gRPC's retry throttling: a failure
+// takes a token, a success gives back a tenth of one, and retries are
+// allowed while more than half the tokens remain. It is safe for concurrent
+// use.
 type bucket struct {
 	mu      sync.Mutex
-	reserve int // the retries a full bucket allows in a row
-	spent   int // tenths of a token, from 0 to 20·(reserve+1)
+	reserve int // the retries a full bucket allows in a row; it holds 2*(reserve+1) tokens
+	spent   int // the tenths of a token taken: a new bucket is full
 }
 
-// record counts an attempt's err, nil for a success; refused reports that the
-// dependency refused the attempt at once, without doing the work. It
-// reports whether a retry may follow. Record only what tells of the
-// dependency's health: a success, or a failure fn would retry.
-func (b *bucket) record(err error, refused bool) bool {
+// record records err, nil for a success, and reports whether a retry may
+// follow. A free failure takes no token.
+func (b *bucket) record(err error, free bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	half := 10 * (b.reserve + 1) // in tenths
 	switch {
 	case err == nil:
 		b.spent = max(b.spent-1, 0)
-	case !refused:
+	case !free:
 		b.spent = min(b.spent+10, 2*half)
 	}
 	return b.spent < half
