@@ -14,10 +14,10 @@
 //     counts allocations.
 //   - db_test.go retries serialization failures against a real PostgreSQL,
 //     and asserts what the evidence says of it.
-//   - fleet_test.go runs a fleet of clients against an HTTP server on
-//     loopback, on the real clock; cmd/fleetplot draws it beside the
-//     retry module's fleet in virtual time. hinted_test.go runs fleets
-//     that a Retry-After tells to wait.
+//   - fleet_test.go runs a fleet of clients against a service that comes
+//     back from an outage, in virtual time and over HTTP on loopback;
+//     cmd/fleetplot draws both. hinted_test.go runs fleets that a
+//     Retry-After tells to wait.
 //   - overload_test.go runs open-loop callers against a dependency that
 //     hangs, sheds load, limits its queue or fails slowly in an outage, or
 //     fails a share of requests, in virtual time and on loopback, with and
@@ -49,7 +49,7 @@
 //	go test ./...                             # the probes
 //	go test -run '^$' -bench . -benchmem      # the overhead table
 //	PGURL=... go test -run Database -v        # the database tables
-//	go test -run FleetRealNetwork -v          # the fleet on a real network
+//	go test -run TestFleet -v                 # the fleets
 //	go run ./cmd/fleetplot -o fleet.svg       # the fleet plot
 //	go test -run Overload -v                  # the overload tables
 //	go run ./cmd/fleetplot -figure overload -o overload.svg

@@ -4,6 +4,7 @@ package compare
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,12 +14,39 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/bfc42b4f/retry"
 )
 
-// recovering is an HTTP handler that answers 503 to every call during an
+// The fleet: 1,000 clients start at the same instant against a service that
+// rejects every call during an outage of 2s, then accepts at most 50 calls in
+// each slot of 10ms and rejects the rest at once. TestFleetVirtualTime runs
+// it in virtual time, calling the service directly; TestFleetRealNetwork on
+// the real clock, over HTTP on loopback.
+const fleetClients = 1000
+
+var fleetPolicy = retry.Policy{Attempts: 1000, Base: 10 * time.Millisecond, Max: 2 * time.Second}
+
+// The clients of the two fleets: retry.Do, and a loop that waits exactly the
+// ceiling of Do's draw, min(Max, Base<<(n-1)) after attempt n fails, so that
+// its clients stay in lockstep.
+var (
+	jitteredClient fleetClient = func(fn func(context.Context) error) error {
+		return retry.Do(context.Background(), fleetPolicy, fn)
+	}
+	lockstepClient fleetClient = func(fn func(context.Context) error) error {
+		for n := 1; ; n++ {
+			if err := fn(context.Background()); err == nil || n == fleetPolicy.Attempts {
+				return err
+			}
+			time.Sleep(min(fleetPolicy.Max, fleetPolicy.Base<<min(n-1, 20)))
+		}
+	}
+)
+
+// recovering is the fleet's service. It answers 503 to every call during an
 // outage, then 200 to at most capacity calls in each slot of time, and 503
 // to the rest.
 type recovering struct {
@@ -34,6 +62,23 @@ type recovering struct {
 	lastOK   time.Duration
 }
 
+func newRecovering(outage, slot time.Duration, capacity int) *recovering {
+	return &recovering{outage: outage, slot: slot, capacity: capacity,
+		perSlot: map[int]int{}, accepted: map[int]int{}, start: time.Now()}
+}
+
+var errUnavailable = errors.New("503 service unavailable")
+
+// call is the service called directly, as the virtual-time fleet calls it.
+func (s *recovering) call(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.admit() {
+		return errUnavailable
+	}
+	return nil
+}
+
 func (s *recovering) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ok := s.admit()
@@ -45,7 +90,7 @@ func (s *recovering) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// admit counts a call and reports whether it is accepted.
+// admit counts a call and reports whether it is accepted; s.mu is held.
 func (s *recovering) admit() bool {
 	s.calls++
 	now := time.Since(s.start)
@@ -63,53 +108,37 @@ func (s *recovering) admit() bool {
 	return true
 }
 
-// fleet is what a fleet of clients did to a recovering server.
+// fleet is what a fleet of clients did to a recovering service.
 type fleet struct {
 	through            int // clients that succeeded
 	calls, after, peak int
-	drain              time.Duration
-	perSlot            []int // calls in each slot after the outage
+	drain              time.Duration // from the end of the outage to the last success
+	perSlot            []int         // calls in each slot after the outage
 }
 
-// runFleetRealNetwork starts clients that each call do with an fn that GETs
-// from one recovering server on loopback, all at once, on the real clock.
-func runFleetRealNetwork(t *testing.T, clients int, do func(fn func(context.Context) error) error) fleet {
-	s := &recovering{outage: 2 * time.Second, slot: 10 * time.Millisecond, capacity: 50,
-		perSlot: map[int]int{}, accepted: map[int]int{}}
-	srv := httptest.NewServer(s)
-	defer srv.Close()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
-	defer client.CloseIdleConnections()
-	get := func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-		if err != nil {
-			return retry.Permanent(err)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		io.Copy(io.Discard, resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET: %s", resp.Status)
-		}
-		return nil
-	}
-	s.start = time.Now()
+func (f fleet) String() string {
+	return fmt.Sprintf("%d clients through, calls %d, after recovery %d, peak per slot %d, drained %v after recovery",
+		f.through, f.calls, f.after, f.peak, f.drain.Round(time.Millisecond))
+}
+
+// A fleetClient calls fn until it succeeds or gives up, and returns its
+// last error.
+type fleetClient func(fn func(context.Context) error) error
+
+// runFleet starts clients that each run client with fn, all at once, and
+// returns what they did to s once they have all returned.
+func runFleet(s *recovering, clients int, client fleetClient, fn func(context.Context) error) fleet {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	through := 0
 	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if do(get) == nil {
+		wg.Go(func() {
+			if client(fn) == nil {
 				mu.Lock()
 				through++
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	s.mu.Lock()
@@ -125,36 +154,93 @@ func runFleetRealNetwork(t *testing.T, clients int, do func(fn func(context.Cont
 	return f
 }
 
-var fleetSeries = flag.String("fleet.series", "", "a CSV file for the calls per 10ms slot of TestFleetRealNetwork's two fleets, for cmd/fleetplot")
+var (
+	fleetSeries        = flag.String("fleet.series", "", "a CSV file for the calls per 10ms slot of TestFleetRealNetwork's two fleets, for cmd/fleetplot")
+	virtualFleetSeries = flag.String("fleet.virtual.series", "", "a CSV file for the calls per 10ms slot of TestFleetVirtualTime's two fleets, for cmd/fleetplot")
+)
 
-// TestFleetRealNetwork runs the retry module's TestFleet on the real clock
-// against an HTTP server on loopback: 1,000 clients, a 2s outage, then at
-// most 50 calls per 10ms. It runs Do, and a loop that waits exactly
-// min(Max, Base·2ⁿ), whose clients start in lockstep, and logs what each
-// fleet did to the server. It asserts only that every client of each fleet
-// gets through. Scheduling decides the rest: a stall piles the calls due
-// during it into one slot, and a busy machine spreads the loop's waves, so
-// on a machine without CPU to spare the two fleets look alike. That full
-// jitter keeps the fleet under the capacity, with fewer calls and a sooner
-// drain than the loop's, is TestFleet's claim, in virtual time.
+// runFleetVirtualTime runs the fleet of client against the service in
+// virtual time, in a synctest bubble.
+func runFleetVirtualTime(t *testing.T, client fleetClient) (f fleet) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newRecovering(2*time.Second, 10*time.Millisecond, 50)
+		f = runFleet(s, fleetClients, client, s.call)
+	})
+	return f
+}
+
+// TestFleetVirtualTime runs the fleet in virtual time. The lockstep loop
+// draws nothing and reads no clock but the bubble's, so what it does is
+// exact: every client fails 8 times in the outage and comes back with the
+// others, 1,000 calls in one slot, then 950, 900, and so on, 10,500 calls
+// after recovery, the last success 38.55s after it. Do's draws vary, so for
+// Do the test asserts bounds that follow from full jitter: each client's
+// first call after recovery falls at a random point of a wait of up to Max,
+// so the peak stays under the capacity, every client gets through with that
+// one call (1,000 calls after recovery), and the fleet drains within Max of
+// recovery.
+func TestFleetVirtualTime(t *testing.T) {
+	jittered := runFleetVirtualTime(t, jitteredClient)
+	baseline := runFleetVirtualTime(t, lockstepClient)
+	if *virtualFleetSeries != "" {
+		if err := writeSeries(*virtualFleetSeries, jittered.perSlot, baseline.perSlot); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("full jitter (Do): %v", jittered)
+	t.Logf("no jitter:        %v", baseline)
+	want := fleet{through: fleetClients, calls: 18_500, after: 10_500, peak: fleetClients, drain: 38_550 * time.Millisecond}
+	if got := baseline; got.through != want.through || got.calls != want.calls || got.after != want.after ||
+		got.peak != want.peak || got.drain != want.drain {
+		t.Errorf("the lockstep loop's fleet: %v; want %v", got, want)
+	}
+	if jittered.through != fleetClients || jittered.after != fleetClients || jittered.peak >= 50 || jittered.drain >= fleetPolicy.Max {
+		t.Errorf("Do's fleet: %v; want every client through with %d calls after recovery, a peak below the capacity of 50 and a drain within Max, %v",
+			jittered, fleetClients, fleetPolicy.Max)
+	}
+}
+
+// runFleetRealNetwork runs the fleet of client against the service behind
+// an HTTP server on loopback, on the real clock.
+func runFleetRealNetwork(client fleetClient) fleet {
+	s := newRecovering(2*time.Second, 10*time.Millisecond, 50)
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: fleetClients}}
+	defer c.CloseIdleConnections()
+	get := func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		if err != nil {
+			return retry.Permanent(err)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET: %s", resp.Status)
+		}
+		return nil
+	}
+	s.start = time.Now()
+	return runFleet(s, fleetClients, client, get)
+}
+
+// TestFleetRealNetwork runs the fleet on the real clock against an HTTP
+// server on loopback, and logs what each fleet did to the server. It
+// asserts only that every client of each fleet gets through. Scheduling
+// decides the rest: a stall piles the calls due during it into one slot,
+// and a busy machine spreads the loop's waves, so on a machine without CPU
+// to spare the two fleets look alike. The comparison is
+// TestFleetVirtualTime's.
 func TestFleetRealNetwork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a run of about 15s")
 	}
-	const clients = 1000
-	p := retry.Policy{Attempts: 1000, Base: 10 * time.Millisecond, Max: 2 * time.Second}
-	jittered := runFleetRealNetwork(t, clients, func(fn func(context.Context) error) error {
-		return retry.Do(context.Background(), p, fn)
-	})
-	baseline := runFleetRealNetwork(t, clients, func(fn func(context.Context) error) error {
-		for n := 0; ; n++ {
-			err := fn(context.Background())
-			if err == nil || n+1 == p.Attempts {
-				return err
-			}
-			time.Sleep(min(p.Max, p.Base<<min(n, 20)))
-		}
-	})
+	jittered := runFleetRealNetwork(jitteredClient)
+	baseline := runFleetRealNetwork(lockstepClient)
 	if *fleetSeries != "" {
 		if err := writeSeries(*fleetSeries, jittered.perSlot, baseline.perSlot); err != nil {
 			t.Fatal(err)
@@ -164,17 +250,16 @@ func TestFleetRealNetwork(t *testing.T) {
 		name string
 		fleet
 	}{{"full jitter (Do)", jittered}, {"no jitter", baseline}} {
-		t.Logf("%-16s calls %5d, after recovery %5d, peak per 10ms slot %4d, drained %v after recovery",
-			r.name, r.calls, r.after, r.peak, r.drain.Round(10*time.Millisecond))
-		if r.through != clients {
-			t.Errorf("%s: %d of %d clients got through, want all", r.name, r.through, clients)
+		t.Logf("%-16s %v", r.name+":", r.fleet)
+		if r.through != fleetClients {
+			t.Errorf("%s: %d of %d clients got through, want all", r.name, r.through, fleetClients)
 		}
 	}
 }
 
-// writeSeries writes the calls per 10ms slot of two fleets to a CSV file,
-// in the form of the retry module's TestFleet: one row per slot, its start
-// in milliseconds after the outage, then the calls of each fleet.
+// writeSeries writes the calls per 10ms slot of two fleets to a CSV file:
+// one row per slot, its start in milliseconds after the outage, then the
+// calls of each fleet.
 func writeSeries(name string, jittered, baseline []int) error {
 	var b strings.Builder
 	b.WriteString("ms,full jitter,no jitter\n")

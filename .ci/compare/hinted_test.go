@@ -161,8 +161,8 @@ type hintedFleet struct {
 // runHintedFleet starts the clients of one fleet against a new throttled
 // server on loopback, all at once, and reports what the server saw.
 func runHintedFleet(t *testing.T, c hintedClient, date bool) hintedFleet {
-	s := &throttled{recovering: &recovering{outage: *hintedOutage, slot: *hintedWindow, capacity: *hintedCapacity,
-		perSlot: map[int]int{}, accepted: map[int]int{}}, hint: time.Duration(*hintedHint) * time.Second, date: date}
+	s := &throttled{recovering: newRecovering(*hintedOutage, *hintedWindow, *hintedCapacity),
+		hint: time.Duration(*hintedHint) * time.Second, date: date}
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *hintedClients}}

@@ -8,9 +8,8 @@
 //	go run ./cmd/fleetplot -figure overload -o overload.svg
 //
 // It runs the fleet tests themselves, each with a flag that makes it write
-// its series: TestFleet of the retry module, in virtual time, and
-// TestFleetRealNetwork and TestHintedFleet of this module, on loopback;
-// then it draws one panel for each into an SVG file, on an opaque white
+// its series: TestFleetVirtualTime, in virtual time, and
+// TestFleetRealNetwork and TestHintedFleet, on loopback; then it draws one panel for each into an SVG file, on an opaque white
 // canvas so that it reads in light and dark themes alike. The requests are
 // on a logarithmic scale, so that a flat line under the capacity shows its
 // shape beside peaks a hundred times higher, and each series ends in a dot
@@ -52,14 +51,12 @@ import (
 var (
 	figure = flag.String("figure", "fleet", "the figure to draw or check: fleet or overload")
 	out    = flag.String("o", "fleet.svg", "the SVG file to write")
-	root   = flag.String("root", "../..", "the retry module, from the directory it runs in")
 	check  = flag.String("check", "", "check this SVG file instead of drawing one")
 )
 
 // A panelSpec says what a panel shows, and which test makes its numbers.
 type panelSpec struct {
 	title    string
-	dir      string // "root" for the retry module, else a directory
 	test     string // the -run pattern
 	flag     string // the test's flag for its CSV file
 	capacity int    // requests per window the service admits
@@ -76,7 +73,7 @@ type figureSpec struct {
 var figures = map[string]figureSpec{
 	"fleet": {"Requests a recovering service gets per 10ms window, on a logarithmic scale", panels},
 	"overload": {"Calls through per 100ms window after a dependency's outage, at 80% of its capacity", []panelSpec{
-		{"Virtual time (TestOverload): one worker, 1ms a request, stalled for 2s; 500ms a try", ".", "^TestOverload$/^hang_2s_80%$", "-overload.series", 80,
+		{"Virtual time (TestOverload): one worker, 1ms a request, stalled for 2s; 500ms a try", "^TestOverload$/^hang_2s_80%$", "-overload.series", 80,
 			[]string{"retry.Do with ExampleDo_budget's bucket", "retry.Do alone", "no retry", "failsafe-go with budget.New()"}, true},
 	}},
 }
@@ -84,11 +81,11 @@ var figures = map[string]figureSpec{
 // The series names, as the legends show them and -check looks for them,
 // in the order of each test's CSV columns.
 var panels = []panelSpec{
-	{"Virtual time (TestFleet): 1,000 clients, 2s outage, 50 calls per 10ms", "root", "^TestFleet$", "-fleet.series", 50,
+	{"Virtual time (TestFleetVirtualTime): 1,000 clients, 2s outage, 50 calls per 10ms", "^TestFleetVirtualTime$", "-fleet.virtual.series", 50,
 		[]string{"full jitter (retry.Do)", "no jitter: exactly min(Max, Base·2ⁿ)"}, false},
-	{"HTTP on loopback (TestFleetRealNetwork): the same fleet, real clock", ".", "^TestFleetRealNetwork$", "-fleet.series", 50,
+	{"HTTP on loopback (TestFleetRealNetwork): the same fleet, real clock", "^TestFleetRealNetwork$", "-fleet.series", 50,
 		[]string{"full jitter (retry.Do)", "no jitter: exactly min(Max, Base·2ⁿ)"}, false},
-	{"Retry-After: 1 on loopback (TestHintedFleet): 300 clients, 1s outage, 25 per 10ms", ".", "^TestHintedFleet$/^seconds$", "-hinted.series", 25,
+	{"Retry-After: 1 on loopback (TestHintedFleet): 300 clients, 1s outage, 25 per 10ms", "^TestHintedFleet$/^seconds$", "-hinted.series", 25,
 		[]string{"retry.Do with retry.After", "go-retryablehttp, defaults", "cenkalti/backoff, RetryAfter", "a loop that waits the hint exactly"}, false},
 }
 
@@ -136,14 +133,9 @@ func drawFleets(name string, f figureSpec) error {
 	var plots [][]*plot.Plot
 	for i, p := range f.panels {
 		csvFile := filepath.Join(tmp, strconv.Itoa(i)+".csv")
-		dir := p.dir
-		if dir == "root" {
-			dir = *root
-		}
 		cmd := exec.Command("go", "test", "-count=1", "-run", p.test, p.flag+"="+csvFile, ".")
-		cmd.Dir = dir
 		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s in %s: %v\n%s", p.test, dir, err, b)
+			return fmt.Errorf("%s: %v\n%s", p.test, err, b)
 		}
 		ms, headers, series, err := readSeries(csvFile)
 		if err != nil {
