@@ -440,36 +440,36 @@ func TestStopsBeforeAWaitThatWouldReachTheDeadline(t *testing.T) {
 	}
 }
 
-// Policy's waits: after attempt n+1 fails, a draw from [0, c], where c is
-// min(Max, Base<<n); after a hint h > 0, from [h, min(Max, h+max(h, c))].
+// Policy's waits: after attempt n fails, a draw from [0, c], where c is
+// min(Max, Base<<(n-1)); after a hint h > 0, from [h, min(Max, h+max(h, c))].
 
-// lastWaits calls Do 400 times in virtual time with an fn that fails n+1
-// times with err, then succeeds, and returns the wait after attempt n+1 of
+// lastWaits calls Do 400 times in virtual time with an fn that fails n
+// times with err, then succeeds, and returns the wait after attempt n of
 // each.
 func lastWaits(t *testing.T, p retry.Policy, err error, n int) []time.Duration {
 	t.Helper()
 	waits := make([]time.Duration, 400)
 	bubble(t, func(t *testing.T) {
 		for i := range waits {
-			r := newRecorder(slices.Repeat([]error{err}, n+1)...)
+			r := newRecorder(slices.Repeat([]error{err}, n)...)
 			if err := retry.Do(context.Background(), p, r.fn); err != nil {
 				t.Fatalf("Do() = %v, want nil", err)
 			}
-			waits[i] = r.at[n+1] - r.at[n]
+			waits[i] = r.at[n] - r.at[n-1]
 		}
 	})
 	return waits
 }
 
-// TestWaitsSpanEachCeiling checks that wait n+1 is drawn from 0 up to its
-// own ceiling, Base<<n, to the nanosecond: of 400 draws from [0, 4ns], none
-// is 0, or none 4ns, with a chance of 0.8^400, 3e-39, each, and the
-// narrower ranges miss an end with less.
+// TestWaitsSpanEachCeiling checks that the wait after attempt n is drawn
+// from 0 up to its own ceiling, Base<<(n-1), to the nanosecond: of 400
+// draws from [0, 4ns], none is 0, or none 4ns, with a chance of 0.8^400,
+// 3e-39, each, and the narrower ranges miss an end with less.
 func TestWaitsSpanEachCeiling(t *testing.T) {
-	for n, c := range []time.Duration{1, 2, 4} {
+	for n, c := range map[int]time.Duration{1: 1, 2: 2, 3: 4} {
 		waits := lastWaits(t, retry.Policy{Base: 1, Max: time.Hour}, errBoom, n)
 		if low, top := slices.Min(waits), slices.Max(waits); low != 0 || top != c {
-			t.Errorf("wait %d spans [%v, %v], want [0, %v]", n+1, low, top, c)
+			t.Errorf("wait after attempt %d spans [%v, %v], want [0, %v]", n, low, top, c)
 		}
 	}
 }
@@ -504,7 +504,7 @@ func TestWaitIsJittered(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			waits := lastWaits(t, tt.p, tt.err, 0)
+			waits := lastWaits(t, tt.p, tt.err, 1)
 			low, top, tenth := slices.Min(waits), slices.Max(waits), (tt.hi-tt.lo)/10
 			var sum time.Duration
 			for _, w := range waits {
@@ -525,22 +525,24 @@ func TestWaitIsJittered(t *testing.T) {
 	}
 }
 
-// TestDelay checks that Delay draws from [0, c] for the ceiling c of
-// Policy's doc, and reaches it: the largest of 20,000 draws is within c/128
-// of c, exact below 128ns, missed with a chance below 1e-68.
+// TestDelay checks that Delay(n), the wait after attempt n fails, draws
+// from [0, c] for the ceiling c of Policy's doc, min(Max, Base<<(n-1)) with
+// n below 1 meaning 1, and reaches it: the largest of 20,000 draws is
+// within c/128 of c, exact below 128ns, missed with a chance below 1e-68.
 func TestDelay(t *testing.T) {
 	tests := []struct {
 		p retry.Policy
 		n int
 		c time.Duration
 	}{
-		{retry.Policy{}, 0, 100 * time.Millisecond}, // the defaults
-		{retry.Policy{}, 40, 10 * time.Second},
-		{retry.Policy{Base: 1, Max: 8}, 3, 8},                          // Base<<n equal to Max
-		{retry.Policy{Base: 3, Max: 7}, 1, 6},                          // Base equal to Max>>n
-		{retry.Policy{Base: 2, Max: 1}, 0, 1},                          // Base above Max
-		{retry.Policy{Base: 5, Max: 8}, -1, 5},                         // a negative n counts as 0
-		{retry.Policy{Base: 1<<40 + 1, Max: time.Hour}, 24, time.Hour}, // a shift that would wrap
+		{retry.Policy{}, 1, 100 * time.Millisecond}, // the defaults: Base after attempt 1
+		{retry.Policy{}, 0, 100 * time.Millisecond}, // 0 means 1
+		{retry.Policy{}, 41, 10 * time.Second},
+		{retry.Policy{Base: 1, Max: 8}, 4, 8},                          // Base<<(n-1) equal to Max
+		{retry.Policy{Base: 3, Max: 7}, 2, 6},                          // Base equal to Max>>(n-1)
+		{retry.Policy{Base: 2, Max: 1}, 1, 1},                          // Base above Max
+		{retry.Policy{Base: 5, Max: 8}, math.MinInt, 5},                // a negative n means 1
+		{retry.Policy{Base: 1<<40 + 1, Max: time.Hour}, 25, time.Hour}, // a shift that would wrap
 		{retry.Policy{Base: 1, Max: time.Hour}, math.MaxInt, time.Hour},
 		{retry.Policy{Base: math.MaxInt64, Max: math.MaxInt64}, math.MaxInt, math.MaxInt64},
 	}
@@ -735,21 +737,28 @@ func atMost(limit time.Duration, x *big.Int) time.Duration {
 	return time.Duration(x.Int64())
 }
 
-// ceiling returns c = min(Max, Base<<n) for the Policy's effective fields.
+// ceiling returns the ceiling after attempt n fails, n >= 1, for the
+// Policy's effective fields: c = min(Max, Base<<(n-1)).
 func ceiling(base, limit time.Duration, n int) time.Duration {
-	return atMost(limit, new(big.Int).Lsh(big.NewInt(int64(base)), uint(min(n, 64))))
+	return atMost(limit, new(big.Int).Lsh(big.NewInt(int64(base)), uint(min(n-1, 64))))
 }
 
-// FuzzDelay checks Delay against the ceiling of Policy's doc.
+// FuzzDelay checks Delay against the ceiling of Policy's doc: Delay(n) is
+// the wait after attempt n fails, and n below 1 means 1.
 func FuzzDelay(f *testing.F) {
 	f.Add(int64(0), int64(0), 0)
-	f.Add(int64(1<<40+1), int64(time.Hour), 24)
+	f.Add(int64(0), int64(0), 1)
+	f.Add(int64(1<<40+1), int64(time.Hour), 25)
 	f.Add(int64(math.MaxInt64), int64(math.MaxInt64), math.MaxInt)
-	f.Add(int64(-1), int64(math.MinInt64), -1)
+	f.Add(int64(-1), int64(math.MinInt64), math.MinInt)
 	f.Fuzz(func(t *testing.T, base, limit int64, n int) {
 		p := retry.Policy{Base: time.Duration(base), Max: time.Duration(limit)}
 		_, b, l := effective(p)
-		if d, c := p.Delay(n), ceiling(b, l, max(n, 0)); d < 0 || d > c {
+		failed := n
+		if failed < 1 {
+			failed = 1
+		}
+		if d, c := p.Delay(n), ceiling(b, l, failed); d < 0 || d > c {
 			t.Errorf("%+v.Delay(%d) = %d, want within [0, %v]", p, n, d, c)
 		}
 	})
@@ -804,7 +813,7 @@ func FuzzDo(f *testing.F) {
 			// once: waits that could pass it are not checked.
 			inClock := effMax <= 200*365*24*time.Hour/time.Duration(len(errs))
 			for i := range len(r.at) - 1 {
-				g, c := r.at[i+1]-r.at[i], ceiling(effBase, effMax, i) // the wait after call i+1, and its ceiling
+				g, c := r.at[i+1]-r.at[i], ceiling(effBase, effMax, i+1) // the wait after call i+1, and its ceiling
 				lo, hi := time.Duration(0), c
 				if h := trees[i].hint; h != nil && *h > 0 {
 					lo, hi = *h, atMost(effMax, new(big.Int).Add(big.NewInt(int64(*h)), big.NewInt(int64(max(*h, c)))))
