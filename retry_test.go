@@ -92,7 +92,8 @@ func bubble(t *testing.T, f func(*testing.T)) {
 	synctest.Test(t, f)
 }
 
-// Rule: Do calls fn(ctx) until it returns nil, at most Attempts times.
+// Rule: Do calls fn(ctx) until it returns nil, waiting between calls as
+// Policy describes.
 
 type ctxKey struct{}
 
@@ -150,7 +151,8 @@ func TestDoValue(t *testing.T) {
 	}
 }
 
-// Rule: Do panics if ctx or fn is nil, and never calls fn once ctx is done.
+// Rule: Do panics if ctx or fn is nil. (A ctx done before the first call
+// gets no call, and Do's error is ctx's, as the rule on a done ctx says.)
 
 func TestNilPanicsAndDoneGetsNoCall(t *testing.T) {
 	calls := 0
@@ -187,17 +189,20 @@ func TestNilPanicsAndDoneGetsNoCall(t *testing.T) {
 	}
 }
 
-// Rule: Do returns fn's error unchanged, even if ctx is done, after the last
-// attempt or if it wraps a Permanent marker, has a first Retryable() bool
-// method that returns false, or a first RetryAfter() time.Duration method
-// that returns more than Max.
+// Rule: Do stops and returns fn's error after Attempts calls, or at once if
+// the error carries a Permanent marker, if the first error in its tree with a
+// Retryable() bool method returns false, or if the first with a
+// RetryAfter() time.Duration method returns more than Max.
 
 // TestStopsWithFnsError runs Do inside an enclosing Do with the same Policy.
-// fn returns err on every call, and first cancels ctx where the row says so.
-// Both must return err itself, the inner Do after calls calls and the
-// enclosing one after calls of the inner: what stops one stops both.
+// fn returns err on every call, and first cancels ctx, with a cause, where
+// the row says so. Both must return err itself or, where ctx is canceled,
+// what the next rule says, each part said once; the inner Do after calls
+// calls and the enclosing one after calls of the inner: what stops one
+// stops both.
 func TestStopsWithFnsError(t *testing.T) {
 	perm, final := retry.Permanent(errors.New("cause")), fmt.Errorf("op: %w", retryable(false))
+	shutdown := errors.New("shutting down")
 	p, hintMax := retry.Policy{Attempts: 3, Base: time.Millisecond, Max: time.Hour}, retry.Policy{Max: time.Second}
 	tests := []struct {
 		name   string
@@ -222,37 +227,44 @@ func TestStopsWithFnsError(t *testing.T) {
 		{"an As method that hands over Retryable true retries", p, newChain(retryable(true), final), 3, false},
 		{"a hint above Max stops", hintMax, hint(time.Second + 1), 1, false},
 		{"an After above Max stops", hintMax, retry.After(errBoom, time.Second+1), 1, false},
-		{"the last attempt stops though ctx is done", retry.Policy{Attempts: 1}, errBoom, 1, true},
-		{"a wrapped marker stops though ctx is done", p, fmt.Errorf("op: %w", perm), 1, true},
-		{"Retryable false stops though ctx is done", p, final, 1, true},
-		{"a hint above Max stops though ctx is done", hintMax, hint(time.Hour), 1, true},
+		{"a cancel during the last attempt shows", retry.Policy{Attempts: 1}, errBoom, 1, true},
+		{"a cancel shows beside a wrapped marker", p, fmt.Errorf("op: %w", perm), 1, true},
+		{"a cancel shows beside Retryable false", p, final, 1, true},
+		{"a cancel shows beside a hint above Max", hintMax, hint(time.Hour), 1, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			bubble(t, func(t *testing.T) {
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
+				ctx, cancel := context.WithCancelCause(context.Background())
+				defer cancel(nil)
 				r, outer := newRecorder(slices.Repeat([]error{tt.err}, 16)...), 0
 				err := retry.Do(ctx, tt.p, func(ctx context.Context) error {
 					outer++
 					return retry.Do(ctx, tt.p, func(ctx context.Context) error {
 						if tt.cancel {
-							cancel()
+							cancel(shutdown)
 						}
 						return r.fn(ctx)
 					})
 				})
-				if last := r.at[len(r.at)-1]; err != tt.err || outer != tt.calls || r.calls() != tt.calls*tt.calls || time.Since(r.start) != last {
-					t.Errorf("Do(Do()) = %v after %d and %d calls, and %v more, want %v after %d and %d, at once",
-						err, outer, r.calls(), time.Since(r.start)-last, tt.err, tt.calls, tt.calls*tt.calls)
+				want, match := tt.err.Error(), []error{tt.err}
+				if tt.cancel {
+					want, match = "retry: context canceled (cause: shutting down); last error: "+want, []error{tt.err, context.Canceled, shutdown}
+				}
+				if last := r.at[len(r.at)-1]; err == nil || err.Error() != want || (err == tt.err) == tt.cancel || outer != tt.calls || r.calls() != tt.calls*tt.calls || time.Since(r.start) != last {
+					t.Errorf("Do(Do()) = %v after %d and %d calls, and %v more, want %q after %d and %d, at once",
+						err, outer, r.calls(), time.Since(r.start)-last, want, tt.calls, tt.calls*tt.calls)
+				}
+				if slices.ContainsFunc(match, func(m error) bool { return !errors.Is(err, m) }) {
+					t.Errorf("Do(Do()) = %v, want it to match each of %v", err, match)
 				}
 			})
 		})
 	}
 }
 
-// Rule: otherwise, once ctx is done, Do returns an error that matches
-// ctx.Err(), context.Cause(ctx) and the last error.
+// Rule: if ctx is done, Do returns an error that matches ctx.Err(),
+// context.Cause(ctx) and fn's last error.
 
 // TestStopMessages has fn end ctx during the first call, or return an error
 // whose hint of an hour makes the wait reach a deadline 1s away. Do's error
