@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -267,9 +268,10 @@ func TestStopsWithFnsError(t *testing.T) {
 // context.Cause(ctx) and fn's last error.
 
 // TestStopMessages has fn end ctx during the first call, or return an error
-// whose hint of an hour makes the wait reach a deadline 1s away. Do's error
-// must match what the doc says, and have the row's message, each part said
-// once: fn's error comes back as it is if it matches all Do's would add.
+// whose hint of an hour leaves no time for another attempt before a deadline
+// 1s away. Do's error must match what the doc says, and have the row's
+// message, each part said once: fn's error comes back as it is if it
+// matches all Do's would add.
 func TestStopMessages(t *testing.T) {
 	shutdown, slow, boom := errors.New("shutting down"), errors.New("slow"), retry.After(errors.New("boom"), time.Hour)
 	p := retry.Policy{Base: time.Hour, Max: time.Hour}
@@ -293,13 +295,13 @@ func TestStopMessages(t *testing.T) {
 		{"a plain cancel names no cause", false, nil, fail, "retry: context canceled; last error: boom"},
 		{"a cancel with a cause names it", false, shutdown, fail, "retry: context canceled (cause: shutting down); last error: boom"},
 		{"a deadline with a cause", true, slow, failLate, "retry: context deadline exceeded (cause: slow); last error: boom"},
-		{"a wait that would reach the deadline", true, nil, fail, "retry: the next wait would reach the context deadline; last error: boom"},
+		{"no time for another attempt before the deadline", true, nil, fail, "retry: no time for another attempt before the deadline; last error: boom"},
 		{"an inner Do's cancel comes back as it is", false, nil, inner, "retry: context canceled; last error: boom"},
-		{"an inner Do's early deadline return comes back as it is", true, nil, inner, "retry: the next wait would reach the context deadline; last error: boom"},
+		{"an inner Do's early deadline return comes back as it is", true, nil, inner, "retry: no time for another attempt before the deadline; last error: boom"},
 		{"ctx.Err() itself comes back as it is", false, nil, ctxErr, "context canceled"},
 		{"ctx.Err() gets a cause it does not match", false, shutdown, ctxErr, "retry: context canceled (cause: shutting down); last error: context canceled"},
 		{"an inner Do's cancel under an outer deadline gets the deadline", true, nil, innerCanceled,
-			"retry: the next wait would reach the context deadline; last error: retry: context canceled; last error: boom"},
+			"retry: no time for another attempt before the deadline; last error: retry: context canceled; last error: boom"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -410,44 +412,84 @@ func TestCancelLeavesNoTimerRunning(t *testing.T) {
 	}
 }
 
-// Rule: if the next wait would reach ctx's deadline, Do returns at once an
-// error that matches context.DeadlineExceeded and the last error.
+// Rule: Do never starts a wait that would end at or after ctx's deadline. It
+// returns at once, with an error that matches context.DeadlineExceeded and
+// fn's last error, if the shortest wait and a call as long as the last
+// would not end before it.
 
-// TestStopsBeforeAWaitThatWouldReachTheDeadline runs Do 400 times a row with 1s
-// left and an fn that fails once with a hint h. A wait of exactly 1s, a
-// hint of Max, stops Do at once, before ctx is done; 2ns less is taken; a
-// wait drawn from [0.6s, 1.2s] does either, as the draw falls (all 400
-// alike with a chance of (2/3)^400, 1e-70). TestStopMessages checks errors.
-func TestStopsBeforeAWaitThatWouldReachTheDeadline(t *testing.T) {
+// TestWaitsAndCallsEndBeforeTheDeadline starts 1,000 clients at once in
+// virtual time, sharing a ctx whose deadline is left away; each one's fn
+// takes call, fails once with a hint h (0 for none), then succeeds. Where a
+// wait fits, every client must succeed after a wait in [lo, hi], seeing no
+// done ctx, and the waits must come within a tenth of the width of each end
+// (missed with a chance of 0.9^1000, 2e-46, or 2^-1000 for a width of 1ns;
+// a top of 1ns where it is 0 passes with 2^-1000), and at most 2 at the top
+// of a range over 1ms wide (a clamp puts a quarter there; a uniform draw 3
+// with a chance below 2e-13).
+// Elsewhere each must get at once, ctx live, an error matching
+// DeadlineExceeded and fn's; TestStopMessages checks its message.
+func TestWaitsAndCallsEndBeforeTheDeadline(t *testing.T) {
+	const ms = time.Millisecond
 	tests := []struct {
-		h, max      time.Duration
-		early, late bool // whether some calls of Do stop early, and some wait
+		name                string
+		base, call, left, h time.Duration
+		early               bool
+		lo, hi              time.Duration // the waits' range where not early
 	}{
-		{time.Second, time.Second, true, false},
-		{time.Second - 2, time.Second - 2, false, true},
-		{600 * time.Millisecond, 2 * time.Second, true, true},
+		{"an instant call after a wait cut at the deadline", 200 * ms, 0, 150 * ms, 0, false, 0, 150*ms - 1},
+		{"50ms calls after a wait cut so that the call fits", 200 * ms, 50 * ms, 150 * ms, 0, false, 0, 50*ms - 1},
+		{"a ceiling below the cut keeps its range", 10 * ms, 50 * ms, 150 * ms, 0, false, 0, 10 * ms},
+		{"with 2ns to spare, the wait is 0 or 1ns", 200 * ms, 50 * ms, 100*ms + 2, 0, false, 0, 1},
+		{"with 1ns to spare, the wait is 0", 200 * ms, 50 * ms, 100*ms + 1, 0, false, 0, 0},
+		{"with no time to spare, Do returns at once", 200 * ms, 50 * ms, 100 * ms, 0, true, 0, 0},
+		{"a hint equal to the time left returns at once", 200 * ms, 0, 150 * ms, 150 * ms, true, 0, 0},
+		{"a hint that leaves no time for the call returns at once", 200 * ms, 50 * ms, 150 * ms, 50 * ms, true, 0, 0},
+		{"a hint that leaves the call 1ns to spare is the wait", 200 * ms, 50 * ms, 150 * ms, 50*ms - 1, false, 50*ms - 1, 50*ms - 1},
 	}
 	for _, tt := range tests {
-		bubble(t, func(t *testing.T) {
-			early, late := 0, 0
-			for range 400 {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				r := newRecorder(hint(tt.h))
-				err := retry.Do(ctx, retry.Policy{Base: 1, Max: tt.max}, r.fn)
-				switch {
-				case err == nil && r.calls() == 2 && r.at[1] >= tt.h && r.at[1] < time.Second:
-					late++
-				case errors.Is(err, context.DeadlineExceeded) && r.calls() == 1 && time.Since(r.start) == 0 && ctx.Err() == nil:
-					early++
-				default:
-					t.Fatalf("Do() = %v after calls at %v, want nil after a wait below 1s, or a stop at once", err, r.at)
+		t.Run(tt.name, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), tt.left)
+				defer cancel()
+				waits, bad := make([]time.Duration, 1000), make([]string, 1000)
+				var wg sync.WaitGroup
+				for i := range waits {
+					wg.Go(func() {
+						var starts []time.Duration
+						start, sawDone := time.Now(), false
+						err := retry.Do(ctx, retry.Policy{Base: tt.base}, func(ctx context.Context) error {
+							starts, sawDone = append(starts, time.Since(start)), sawDone || ctx.Err() != nil
+							time.Sleep(tt.call)
+							if sawDone = sawDone || ctx.Err() != nil; len(starts) == 1 {
+								return hint(tt.h)
+							}
+							return nil
+						})
+						at, live := time.Since(start), ctx.Err() == nil
+						ok := err == nil && len(starts) == 2 && !sawDone
+						if tt.early {
+							ok = errors.Is(err, context.DeadlineExceeded) && errors.Is(err, hint(tt.h)) && len(starts) == 1 && at == tt.call && live
+						} else if ok {
+							waits[i] = starts[1] - starts[0] - tt.call
+						}
+						if !ok {
+							bad[i] = fmt.Sprintf("Do() = %v after calls at %v, returning at %v, a done ctx seen: %t, then: %t; want nil after 2 calls, no done ctx, "+
+								"or where the row returns at once, an error matching DeadlineExceeded and fn's after 1, ctx live", err, starts, at, sawDone, !live)
+						}
+					})
 				}
-				cancel()
-			}
-			if (early > 0) != tt.early || (late > 0) != tt.late {
-				t.Errorf("hint %v, Max %v: %d of 400 calls of Do stopped early and %d waited, want some early: %t, some waiting: %t",
-					tt.h, tt.max, early, late, tt.early, tt.late)
-			}
+				wg.Wait()
+				if i := slices.IndexFunc(bad, func(s string) bool { return s != "" }); i >= 0 {
+					t.Fatalf("client %d of 1,000: %s", i, bad[i])
+				} else if tt.early {
+					return
+				}
+				low, top, tenth := slices.Min(waits), slices.Max(waits), (tt.hi-tt.lo)/10
+				atTop := len(slices.DeleteFunc(slices.Clone(waits), func(w time.Duration) bool { return w != tt.hi }))
+				if low < tt.lo || top > tt.hi || low > tt.lo+tenth || top < tt.hi-tenth || tt.hi-tt.lo > ms && atTop > 2 {
+					t.Errorf("waits span [%v, %v], %d of them at the top, want near [%v, %v], at most 2 at the top", low, top, atTop, tt.lo, tt.hi)
+				}
+			})
 		})
 	}
 }
@@ -606,13 +648,16 @@ func TestPermanentAndAfter(t *testing.T) {
 // Allocations.
 
 // TestAllocs: a first-try success allocates nothing, as README says; two
-// failures, with a ctx that can be canceled or not, at most what the
-// leanest peer, avast/retry-go v5.1.1, does on its retry path: 8 objects.
+// failures, with a ctx that can be canceled or not or has a deadline, at
+// most what the leanest peer, avast/retry-go v5.1.1, does on its retry
+// path: 8 objects.
 func TestAllocs(t *testing.T) {
 	cancelable, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	deadline, stop := context.WithTimeout(context.Background(), time.Hour)
+	defer stop()
 	p := retry.Policy{Base: time.Microsecond, Max: time.Microsecond}
-	for _, ctx := range []context.Context{context.Background(), cancelable} {
+	for _, ctx := range []context.Context{context.Background(), cancelable, deadline} {
 		calls := 0
 		fn := func(context.Context) error { // fails twice, then succeeds, over and over
 			if calls++; calls%3 != 0 {
@@ -654,17 +699,13 @@ func TestTour(t *testing.T) {
 		say("   attempts, and after attempt n fails, a wait drawn from [0, 100ms<<(n-1)]:")
 		r := newRecorder(refused, refused)
 		err := retry.Do(context.Background(), retry.Policy{}, r.fn)
-		for i, at := range r.at {
-			result := "ok"
+		say("   attempt 1 at %v -> %v", r.at[0], refused)
+		for i := 1; i < r.calls(); i++ {
+			wait, c, result := r.at[i]-r.at[i-1], 100*time.Millisecond<<(i-1), "ok"
 			if i < len(r.errs) {
 				result = r.errs[i].Error()
 			}
-			if i == 0 {
-				say("   attempt 1 at %v -> %s", at, result)
-				continue
-			}
-			wait, c := at-r.at[i-1], 100*time.Millisecond<<(i-1)
-			say("   attempt %d at %v, after a wait of %v from [0s, %v] -> %s", i+1, at, wait, c, result)
+			say("   attempt %d at %v, after a wait of %v from [0s, %v] -> %s", i+1, r.at[i], wait, c, result)
 			if wait < 0 || wait > c {
 				t.Errorf("wait %d = %v, want within [0s, %v]", i, wait, c)
 			}
@@ -700,25 +741,6 @@ func TestTour(t *testing.T) {
 		if err == nil || err.Error() != want || !canceled || !cause || r.calls() != 1 || time.Since(r.start) != 50*time.Millisecond {
 			t.Errorf("Do() = %v after %d attempts, at %v, want %q, matching %v and the cause, after 1, at 50ms",
 				err, r.calls(), time.Since(r.start), want, context.Canceled)
-		}
-
-		say("\n4. A deadline 150ms away, calls that take 50ms, Policy{Base: 200ms}: the wait")
-		say("   after attempt 1 is drawn from [0, 50ms), so that a call as long ends before it:")
-		ctx, stop := context.WithTimeout(context.Background(), 150*time.Millisecond)
-		defer stop()
-		r = newRecorder(refused)
-		err = retry.Do(ctx, retry.Policy{Base: 200 * time.Millisecond}, func(ctx context.Context) error {
-			time.Sleep(50 * time.Millisecond)
-			return r.fn(ctx)
-		})
-		say("   attempt 1 ends at %v -> %v", r.at[0], refused)
-		if len(r.at) == 2 {
-			say("   attempt 2 ends at %v, after a wait of %v -> ok", r.at[1], r.at[1]-r.at[0]-50*time.Millisecond)
-		}
-		say("   Do returned %v after %d attempts, with ctx.Err() = %v", err, r.calls(), ctx.Err())
-		if err != nil || r.calls() != 2 || r.at[1] < 100*time.Millisecond || r.at[1] >= 150*time.Millisecond || ctx.Err() != nil {
-			t.Errorf("Do() = %v after calls ending at %v, with ctx.Err() = %v, want nil after 2, the second ending in [100ms, 150ms), ctx live",
-				err, r.at, ctx.Err())
 		}
 	})
 }
