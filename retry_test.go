@@ -645,6 +645,37 @@ func TestPermanentAndAfter(t *testing.T) {
 	}
 }
 
+// TestErrPermanent: errors.Is finds ErrPermanent wherever a marker is, and
+// errors.As the marker's Retryable false unless another comes first, in
+// fn's error and in Do's, which adds the cancel fn makes.
+func TestErrPermanent(t *testing.T) {
+	perm := retry.Permanent(errBoom)
+	tests := []struct {
+		name              string
+		err               error
+		marked, retryable bool // retryable: what the first Retryable method returns
+	}{
+		{"a marker", perm, true, false},
+		{"a wrapped marker", fmt.Errorf("op: %w", perm), true, false},
+		{"a marker in a join after Retryable true", errors.Join(retryable(true), perm), true, true},
+		{"a marker below Retryable true", &appError{perm, true}, true, true},
+		{"a marker through As and Is methods", newChain(errBoom, perm), true, false},
+		{"no marker", &appError{retryable(false), true}, false, true},
+	}
+	for _, tt := range tests {
+		ctx, cancel := context.WithCancel(context.Background())
+		err := retry.Do(ctx, retry.Policy{}, func(context.Context) error { cancel(); return tt.err })
+		for _, e := range []error{tt.err, err} {
+			var r interface{ Retryable() bool }
+			marked, found := errors.Is(e, retry.ErrPermanent), errors.As(e, &r)
+			if marked != tt.marked || !found || r.Retryable() != tt.retryable {
+				t.Errorf("%s: errors.Is(%v, ErrPermanent) = %t, want %t; the first Retryable is %#v, want one returning %t",
+					tt.name, e, marked, tt.marked, r, tt.retryable)
+			}
+		}
+	}
+}
+
 // Allocations.
 
 // TestAllocs: a first-try success allocates nothing, as README says; two
@@ -817,10 +848,12 @@ func FuzzDo(f *testing.F) {
 	f.Add(3, int64(time.Millisecond), int64(time.Minute), []byte{3, 200, 1})
 	// The first method errors.As finds counts: a hint of 0 hides one of
 	// 200ms; Retryable true hides false, above it or before it in a join,
-	// but not a marker.
+	// but not a marker, whose own Retryable false hides a true after it.
 	f.Add(3, int64(time.Millisecond), int64(time.Minute), []byte{7, 0, 3, 0, 3, 200})
 	f.Add(3, int64(time.Millisecond), int64(time.Minute), []byte{21, 0, 2, 0, 7, 0, 26, 0, 2, 0})
 	f.Add(3, int64(time.Millisecond), int64(time.Minute), []byte{21, 0, 4, 0, 1, 0})
+	f.Add(3, int64(time.Millisecond), int64(time.Minute), []byte{7, 0, 26, 0, 4, 0, 1, 0})
+	f.Add(3, int64(time.Millisecond), int64(time.Minute), []byte{7, 0, 4, 0, 1, 0, 26, 0})
 	f.Fuzz(func(t *testing.T, attempts int, base, limit int64, script []byte) {
 		p := retry.Policy{Attempts: attempts, Base: time.Duration(base), Max: time.Duration(limit)}
 		effAttempts, effBase, effMax := effective(p)
@@ -835,6 +868,16 @@ func FuzzDo(f *testing.F) {
 			if tr.err == nil || tr.marked || tr.retryable != nil && !*tr.retryable ||
 				tr.hint != nil && *tr.hint > effMax || len(trees) == effAttempts {
 				break
+			}
+		}
+		// What a caller finds in each, as ErrPermanent's and Permanent's docs
+		// say: ErrPermanent where a marker is, and a marker's Retryable false.
+		for _, tr := range trees {
+			var r interface{ Retryable() bool }
+			marked, found := errors.Is(tr.err, retry.ErrPermanent), errors.As(tr.err, &r)
+			if marked != tr.marked || found != (tr.retryable != nil) || found && r.Retryable() != *tr.retryable {
+				t.Fatalf("in %v, errors.Is(err, ErrPermanent) = %t, want %t; errors.As finds %#v, want a Retryable: %t, returning %t",
+					tr.err, marked, tr.marked, r, tr.retryable != nil, tr.retryable != nil && *tr.retryable)
 			}
 		}
 		bubble(t, func(t *testing.T) {
@@ -933,7 +976,8 @@ func (b *builder) tree(depth int) tree {
 	case 3:
 		return tree{err: hint(ms), hint: &ms}
 	case 4:
-		return node(tree{marked: true}, 1, func(e ...error) error { return retry.Permanent(e[0]) })
+		no := false // a marker's Retryable returns false
+		return node(tree{marked: true, retryable: &no}, 1, func(e ...error) error { return retry.Permanent(e[0]) })
 	case 5:
 		own := tree{}
 		if ms > 0 { // else After returns err itself
