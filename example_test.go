@@ -365,70 +365,102 @@ func ExampleDo_budget() {
 	// 503 service unavailable: 25 attempts, 2 of 20 calls through, 18 retries refused
 }
 
-// A transaction that can fail to serialize is retried whole, each attempt
-// with a timeout of its own, through classify. The Policy suits about 40
-// clients on one row.
+// A transaction is retried whole, each attempt with a timeout of its own.
+// A COMMIT that fails without a conflict is not retried: its outcome is
+// unknown.
 func ExampleDo_transaction() {
+	// The Policy suits about 40 clients on one row.
 	p := retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	runs := [][]error{
-		{pgError("40001"), pgError("40P01"), nil}, // a serialization failure, a deadlock, a commit
-		{context.DeadlineExceeded, nil},           // an attempt out of its time, a commit
-		{pgError("23505")},                        // a unique violation
-		{pgError("57014")},                        // a statement canceled, as ctx ends
-	}
-	for i, results := range runs {
+	// An attempt's timeout covers the wait for a pooled connection too. Make
+	// it a few times the longest the transaction takes under load: one that
+	// fires during COMMIT leaves the outcome unknown.
+	const timeout = 5 * time.Second
+	// Each stubTx stands for an attempt's transaction and how it fails.
+	for _, txs := range [][]stubTx{
+		// A deadlock, a COMMIT that fails to serialize, then a commit.
+		{{work: pgError("40P01")}, {commit: pgError("40001")}, {}},
+		{{work: pgError("23505")}},      // a unique violation
+		{{commit: io.ErrUnexpectedEOF}}, // the connection lost during COMMIT
+	} {
 		tries := 0
-		err := retry.Do(ctx, p, func(ctx context.Context) error {
-			// An attempt's timeout: a few times the longest a transaction takes.
-			return runTx(ctx, 50*time.Millisecond, func(ctx context.Context) error {
-				err := results[tries] // stands for BEGIN, the statements and COMMIT
-				switch tries++; {
-				case i == 3:
-					cancel(errors.New("shutting down")) // as a signal would, mid-transaction
-				case errors.Is(err, context.DeadlineExceeded):
-					<-ctx.Done() // as a statement that outlasts the attempt's timeout
-				}
-				return err
+		begin := func(context.Context) (stubTx, error) { // stands for pgxpool.Pool's Begin
+			tries++
+			return txs[tries-1], nil
+		}
+		err := retry.Do(context.Background(), p, func(ctx context.Context) error {
+			return runTx(ctx, timeout, begin, func(ctx context.Context, tx stubTx) error {
+				return tx.work // stands for the transaction's statements
 			})
 		})
-		fmt.Println("tries:", tries, "err:", err)
+		switch {
+		case errors.Is(err, errUnknownOutcome):
+			fmt.Println("check whether it took effect:", err)
+		case err != nil:
+			fmt.Println("failed:", err)
+		default:
+			fmt.Println("committed on try", tries)
+		}
 	}
 	// Output:
-	// tries: 3 err: <nil>
-	// tries: 2 err: <nil>
-	// tries: 1 err: SQLSTATE 23505
-	// tries: 1 err: retry: context canceled (cause: shutting down); last error: SQLSTATE 57014
+	// committed on try 3
+	// failed: SQLSTATE 23505
+	// check whether it took effect: transaction outcome unknown: unexpected EOF
 }
 
-// runTx runs tx, a transaction from BEGIN to COMMIT, with a timeout of its
-// own, and returns tx's error through classify.
-func runTx(ctx context.Context, timeout time.Duration, tx func(context.Context) error) error {
+// A txn is a transaction, such as a pgx.Tx.
+type txn interface {
+	Commit(context.Context) error
+	Rollback(context.Context) error
+}
+
+// runTx runs work in a transaction that begin starts and commits it, within
+// timeout. An error before COMMIT goes through classify; a COMMIT that fails
+// without a conflict returns errUnknownOutcome, Permanent.
+func runTx[T txn](ctx context.Context, timeout time.Duration,
+	begin func(context.Context) (T, error), work func(context.Context, T) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return classify(ctx, tx(ctx))
+	tx, err := begin(ctx)
+	if err != nil {
+		return classify(ctx, err)
+	}
+	defer tx.Rollback(ctx) // which does nothing after a commit
+	if err := work(ctx, tx); err != nil {
+		return classify(ctx, err)
+	}
+	err = tx.Commit(ctx)
+	if err == nil || conflict(err) {
+		return err // a conflict rolled the transaction back
+	}
+	return retry.Permanent(fmt.Errorf("%w: %w", errUnknownOutcome, err))
 }
 
-// classify returns err as it is, for Do to retry, if it is a serialization
-// failure (SQLSTATE 40001) or a deadlock (40P01), or if ctx, the attempt's
-// context, is done: Do retries an attempt that ran out of its own time, and
-// reports the end of its own ctx with the cause. It marks every other error
-// Permanent. It reads the code with errors.As for a method SQLState()
-// string, which pgx's *pgconn.PgError and lib/pq's *pq.Error have.
+// errUnknownOutcome marks a COMMIT that may have taken effect: check before
+// trying again, or make the work idempotent.
+var errUnknownOutcome = errors.New("transaction outcome unknown")
+
+// classify returns err for Do to retry if it is a conflict or the attempt's
+// ctx is done, since the server rolls such a transaction back, and marks
+// other errors Permanent.
 func classify(ctx context.Context, err error) error {
-	var pg interface{ SQLState() string }
-	switch {
-	case ctx.Err() != nil:
-		return err
-	case errors.As(err, &pg) && (pg.SQLState() == "40001" || pg.SQLState() == "40P01"):
+	if ctx.Err() != nil || conflict(err) {
 		return err
 	}
-	return retry.Permanent(err) // nil for nil: a commit
+	return retry.Permanent(err) // nil for nil
 }
 
-// pgError stands in for a PostgreSQL driver's error, which returns its
-// SQLSTATE code from a method SQLState() string.
+// conflict reports whether err's SQLState method, which pgx's and lib/pq's
+// errors have, returns 40001 (a serialization failure) or 40P01 (a deadlock).
+func conflict(err error) bool {
+	var pg interface{ SQLState() string }
+	return errors.As(err, &pg) && (pg.SQLState() == "40001" || pg.SQLState() == "40P01")
+}
+
+type stubTx struct{ work, commit error }
+
+func (t stubTx) Commit(context.Context) error   { return t.commit }
+func (t stubTx) Rollback(context.Context) error { return nil }
+
 type pgError string
 
 func (e pgError) Error() string    { return "SQLSTATE " + string(e) }

@@ -20,9 +20,9 @@
 // within the columns that examplesFit gives, with a doc of 40 words at
 // most, 300 for all, that links nothing. Last, the examples' helpers that
 // .ci/compare tests must stand there to the letter: ExampleDo_transaction's
-// runTx and classify in db_test.go, which runs them against a real
-// PostgreSQL; ExampleDo_budget's throttle and bucket, with their sentinels,
-// in overload_test.go; and the helpers of ExampleDo_observe and
+// runTx and the helpers it calls in tx_test.go, which runs them against a
+// real PostgreSQL; ExampleDo_budget's throttle and bucket, with their
+// sentinels, in overload_test.go; and the helpers of ExampleDo_observe and
 // ExampleDo_attemptTimeout in examples_test.go.
 //
 // It exits 1 on the first thing that is not as it should be.
@@ -74,7 +74,7 @@ func check() error {
 		evidence string
 		names    []string
 	}{
-		{".ci/compare/db_test.go", []string{"runTx", "classify"}},
+		{".ci/compare/tx_test.go", []string{"txn", "runTx", "errUnknownOutcome", "classify", "conflict"}},
 		{".ci/compare/overload_test.go", []string{"errRefused", "errNotFound", "errThrottled", "throttle", "bucket", "record"}},
 		{".ci/compare/examples_test.go", []string{"observe", "fetch", "errAttemptTimeout", "fetchWithin"}},
 	} {

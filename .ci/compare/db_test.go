@@ -104,35 +104,6 @@ func strategies(base, limit time.Duration) []strategy {
 	}
 }
 
-// runTx and classify are ExampleDo_transaction's, to the letter, as
-// .ci/quickstart.go checks. pgx's *pgconn.PgError has the method
-// SQLState() string.
-
-// runTx runs tx, a transaction from BEGIN to COMMIT, with a timeout of its
-// own, and returns tx's error through classify.
-func runTx(ctx context.Context, timeout time.Duration, tx func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	return classify(ctx, tx(ctx))
-}
-
-// classify returns err as it is, for Do to retry, if it is a serialization
-// failure (SQLSTATE 40001) or a deadlock (40P01), or if ctx, the attempt's
-// context, is done: Do retries an attempt that ran out of its own time, and
-// reports the end of its own ctx with the cause. It marks every other error
-// Permanent. It reads the code with errors.As for a method SQLState()
-// string, which pgx's *pgconn.PgError and lib/pq's *pq.Error have.
-func classify(ctx context.Context, err error) error {
-	var pg interface{ SQLState() string }
-	switch {
-	case ctx.Err() != nil:
-		return err
-	case errors.As(err, &pg) && (pg.SQLState() == "40001" || pg.SQLState() == "40P01"):
-		return err
-	}
-	return retry.Permanent(err) // nil for nil: a commit
-}
-
 // classified turns op into an fn for retry.Do that returns op's error
 // through classify.
 func classified(op func(context.Context) (bool, error)) func(context.Context) error {
@@ -209,9 +180,9 @@ func TestDatabaseClassify(t *testing.T) {
 	var timedOut error
 	calls := 0
 	err = retry.Do(ctx, retry.Policy{Attempts: 3, Base: time.Millisecond}, func(ctx context.Context) error {
-		return runTx(ctx, time.Second, func(ctx context.Context) error {
+		return runTx(ctx, time.Second, pool.Begin, func(ctx context.Context, tx pgx.Tx) error {
 			calls++
-			_, err := pool.Exec(ctx, `SELECT pg_sleep($1)`, map[bool]float64{true: 10, false: 0}[calls == 1])
+			_, err := tx.Exec(ctx, `SELECT pg_sleep($1)`, map[bool]float64{true: 10, false: 0}[calls == 1])
 			if calls == 1 {
 				timedOut = err
 			}

@@ -23,14 +23,13 @@ import (
 	"time"
 
 	"github.com/bfc42b4f/retry"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The tests in this file try what the examples of ../../example_test.go
 // and the README tell users to do, with the callees users have. The
-// examples' helpers they call stand here, or beside their other callers in
-// db_test.go and overload_test.go, to the letter, as ../quickstart.go
-// checks.
+// examples' helpers they call stand here, in tx_test.go, or in
+// overload_test.go beside their other callers, to the letter, as
+// ../quickstart.go checks.
 
 // observe, fetch, errAttemptTimeout and fetchWithin are the examples', to
 // the letter, as .ci/quickstart.go checks.
@@ -290,59 +289,6 @@ func TestBudgetStopsAnOutageOf503s(t *testing.T) {
 			t.Errorf("from the first refused retry on, %d calls made %d attempts, want 100 calls and at most 110", counted, attempts)
 		}
 	})
-}
-
-// TestRunTxRetriesAnAttemptsTimeout runs ExampleDo_transaction's runTx and
-// classify with a transaction that outlasts its attempt's timeout once,
-// then commits. Whatever it returns then, ctx's error, pgx's wrap of it or
-// the server's 57014 (a statement canceled), Do must retry it; an end of
-// Do's own ctx must stop Do with Do's error. classify handed Do's ctx
-// rather than the attempt's, as when the example's classify was copied
-// beside ExampleDo_attemptTimeout's pattern, stops at the first timeout.
-func TestRunTxRetriesAnAttemptsTimeout(t *testing.T) {
-	canceled := &pgconn.PgError{Code: "57014", Message: "canceling statement due to user request"}
-	doCtx := func(ctx context.Context, timeout time.Duration, tx func(context.Context) error) error {
-		attemptCtx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		return classify(ctx, tx(attemptCtx))
-	}
-	for _, tt := range []struct {
-		name  string
-		run   func(ctx context.Context, timeout time.Duration, tx func(context.Context) error) error
-		whole time.Duration // Do's deadline
-		slow  func(ctx context.Context) error
-		calls int
-		is    error // what Do's error matches; nil for a commit
-	}{
-		{"runTx, ctx's error", runTx, time.Minute, context.Cause, 2, nil},
-		{"runTx, pgx's wrap", runTx, time.Minute, func(ctx context.Context) error {
-			return fmt.Errorf("timeout: %w", ctx.Err())
-		}, 2, nil},
-		{"runTx, 57014", runTx, time.Minute, func(context.Context) error { return canceled }, 2, nil},
-		{"runTx, Do's deadline first", runTx, 50 * time.Millisecond, context.Cause, 1, context.DeadlineExceeded},
-		{"classify with Do's ctx", doCtx, time.Minute, func(context.Context) error { return canceled }, 1, canceled},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				ctx, cancel := context.WithTimeout(context.Background(), tt.whole)
-				defer cancel()
-				calls := 0
-				p := retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second}
-				err := retry.Do(ctx, p, func(ctx context.Context) error {
-					return tt.run(ctx, 100*time.Millisecond, func(ctx context.Context) error {
-						if calls++; calls > 1 {
-							return nil // a commit
-						}
-						<-ctx.Done() // a statement that outlasts the attempt's timeout
-						return tt.slow(ctx)
-					})
-				})
-				if calls != tt.calls || (tt.is == nil) != (err == nil) || tt.is != nil && !errors.Is(err, tt.is) {
-					t.Errorf("Do() = %v after %d calls, want an error matching %v after %d", err, calls, tt.is, tt.calls)
-				}
-			})
-		})
-	}
 }
 
 // TestAttemptTimeoutWithPlainDeadlineExceeded runs ExampleDo_attemptTimeout's
