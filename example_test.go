@@ -24,7 +24,8 @@ import (
 func ExampleDo() {
 	attempt := 0
 	err := retry.Do(context.Background(), retry.Policy{}, func(context.Context) error {
-		if attempt++; attempt < 3 {
+		attempt++
+		if attempt < 3 {
 			fmt.Println("attempt", attempt, "failed")
 			return errors.New("connection refused")
 		}
@@ -71,46 +72,53 @@ func ExamplePermanent() {
 }
 
 // After hands Do a server's hint without an error type of the caller's
-// own, and Do waits at least the hint.
+// own. Do waits at least the hint, so its second attempt succeeds.
 func ExampleAfter() {
-	start, attempt := time.Now(), 0
-	err := retry.Do(context.Background(), retry.Policy{}, func(context.Context) error {
-		if attempt++; attempt == 1 {
-			return retry.After(errors.New("HTTP 503"), 20*time.Millisecond)
+	// Without the hint, Do would wait a few milliseconds.
+	p := retry.Policy{Base: time.Millisecond}
+	var up time.Time // the dependency is down until then
+	attempts := 0
+	err := retry.Do(context.Background(), p, func(context.Context) error {
+		attempts++
+		if attempts == 1 {
+			up = time.Now().Add(20 * time.Millisecond)
+		}
+		if wait := time.Until(up); wait > 0 {
+			return retry.After(errors.New("HTTP 503"), wait)
 		}
 		return nil
 	})
-	fmt.Println("err:", err, "after", attempt, "attempts")
-	fmt.Println("waited the hint:", time.Since(start) >= 20*time.Millisecond)
+	fmt.Println("err:", err, "after", attempts, "attempts")
 	// Output:
 	// err: <nil> after 2 attempts
-	// waited the hint: true
 }
 
-// A server answers 503 with Retry-After: 1, then 200. fetch hands Do the
-// hint with After, and Do waits at least a second.
+// A server answers 503 with Retry-After: 1 during its first second. fetch
+// hands Do the hint, so Do's second call gets the body.
 func ExampleDo_retryAfter() {
 	var calls atomic.Int32 // the server's handlers run on goroutines of their own
+	start := time.Now()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) == 1 {
+		calls.Add(1)
+		if time.Since(start) < time.Second {
 			w.Header().Set("Retry-After", "1")
 			w.WriteHeader(http.StatusServiceUnavailable)
+			return
 		}
 		fmt.Fprint(w, "OK")
 	}))
 	defer srv.Close()
-	ctx, start := context.Background(), time.Now()
+	ctx := context.Background()
 	body, err := retry.DoValue(ctx, retry.Policy{}, func(ctx context.Context) ([]byte, error) {
 		return fetch(ctx, srv.URL)
 	})
-	waited := time.Since(start) >= time.Second
-	fmt.Printf("%s %v after %d calls, waited the hint: %t\n", body, err, calls.Load(), waited)
+	fmt.Printf("%s %v after %d calls\n", body, err, calls.Load())
 	// Output:
-	// OK <nil> after 2 calls, waited the hint: true
+	// OK <nil> after 2 calls
 }
 
-// fetch GETs url once and returns the body of a 200. A 503 is retried after
-// the seconds its Retry-After header asks; any other status is Permanent.
+// fetch GETs url and returns a 200's body. A 503 carries its Retry-After
+// hint, with After, and any other status is Permanent.
 func fetch(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -160,16 +168,11 @@ func ExampleDo_attemptTimeout() {
 	// whole deadline 20ms: the whole operation ran out of time
 }
 
-// errAttemptTimeout marks the error of an attempt that ran out of its own
-// time.
 var errAttemptTimeout = errors.New("attempt timed out")
 
-// fetchWithin calls fetch with a timeout of its own. It tells that timeout
-// by the two contexts, whatever error the callee returns (net/http, a
-// database driver): the attempt's is done and Do's is not. It puts
-// errAttemptTimeout before the callee's error with %v, not %w, since that
-// error can match context.DeadlineExceeded, which the caller reads as the
-// whole deadline, as Do's error matches it when Do stops for that deadline.
+// fetchWithin calls fetch with a timeout of its own. When that timeout ends
+// the attempt, it returns errAttemptTimeout and the callee's error as text
+// only: the caller reads context.DeadlineExceeded as the whole deadline.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel() // which ends the body's reads: fetch reads it all first
@@ -185,7 +188,8 @@ func ExampleDoValue() {
 	p := retry.Policy{Base: time.Millisecond}
 	attempt := 0
 	port, err := retry.DoValue(context.Background(), p, func(context.Context) (int, error) {
-		if attempt++; attempt == 1 {
+		attempt++
+		if attempt == 1 {
 			return 0, errors.New("no port free yet")
 		}
 		return 8080, nil
@@ -196,78 +200,108 @@ func ExampleDoValue() {
 }
 
 // A loop that never gives up, such as a reconnect loop, takes only its
-// waits from Policy.Delay.
+// waits from Policy.Delay, and stops waiting when ctx ends.
 func ExamplePolicy_Delay() {
+	ctx := context.Background() // a service's, canceled at shutdown
 	p := retry.Policy{Base: time.Millisecond, Max: 50 * time.Millisecond}
-	for failures := 0; ; failures++ {
-		if failures == 4 { // stands for a connect that succeeds on its 5th try
-			fmt.Println("connected after", failures, "failures")
+	for attempt := 1; ; attempt++ {
+		if attempt == 5 { // stands for a connect that succeeds on its 5th try
+			fmt.Println("connected on attempt", attempt)
 			return
 		}
-		d := p.Delay(failures) // at most the ceiling, as Policy's doc says
-		fmt.Println("wait", failures+1, "within its ceiling:", d <= min(p.Max, p.Base<<failures))
-		time.Sleep(d)
+		// Delay draws the wait at random up to this ceiling, as Policy's doc says.
+		ceiling := min(p.Max, p.Base<<(attempt-1))
+		fmt.Printf("attempt %d failed: waiting up to %v\n", attempt, ceiling)
+		t := time.NewTimer(p.Delay(attempt))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			fmt.Println("stopped:", context.Cause(ctx))
+			return
+		case <-t.C:
+		}
 	}
 	// Output:
-	// wait 1 within its ceiling: true
-	// wait 2 within its ceiling: true
-	// wait 3 within its ceiling: true
-	// wait 4 within its ceiling: true
-	// connected after 4 failures
+	// attempt 1 failed: waiting up to 1ms
+	// attempt 2 failed: waiting up to 2ms
+	// attempt 3 failed: waiting up to 4ms
+	// attempt 4 failed: waiting up to 8ms
+	// connected on attempt 5
 }
 
-// Do has no hooks: fn is the hook. observe logs each retry with its cause,
-// and Do's error, which tells a cancel or a deadline from fn's own.
+// Do has no hooks: fn is the hook. observe logs each retry with its wait and
+// cause, then Do's error, with any hint beside Max.
 func ExampleDo_observe() {
+	// Millisecond waits keep the example quick; a service keeps the defaults.
+	p := retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}
 	log := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey {
+			switch a.Key {
+			case slog.TimeKey:
 				return slog.Attr{} // it changes from run to run: a service keeps it
+			case "wait":
+				// Random, up to Max: a service keeps the value.
+				return slog.String("wait", "up to "+p.Max.String())
 			}
 			return a
 		},
 	}))
-	p := retry.Policy{Attempts: 3, Base: time.Millisecond}
-	for i, codes := range [][]int{{503, 503, 503}, {503, 404}, {503, 503}} {
+	errUnavailable, errTooMany := errors.New("HTTP 503"), errors.New("HTTP 429")
+	for i, errs := range [][]error{
+		{errUnavailable, errUnavailable, errUnavailable},
+		{errUnavailable, retry.Permanent(errors.New("HTTP 404"))},
+		{retry.After(errTooMany, time.Millisecond), retry.After(errTooMany, time.Minute)},
+		{errUnavailable, errUnavailable}, // canceled during the second attempt
+	} {
 		ctx, cancel := context.WithCancel(context.Background())
-		n := 0
+		attempt := 0
 		observe(ctx, log.With("call", i+1), p, func(context.Context) error {
-			err := fmt.Errorf("HTTP %d", codes[n]) // stands for a call to the dependency
-			if n++; i == 2 && n == 2 {
-				cancel() // as a shutdown would, during the second attempt
+			attempt++
+			if i == 3 && attempt == 2 {
+				cancel() // as a shutdown would
 			}
-			if codes[n-1] == 404 {
-				return retry.Permanent(err)
-			}
-			return err
+			return errs[attempt-1] // stands for a call to the dependency
 		})
 		cancel()
 	}
 	// Output:
-	// level=INFO msg=retry call=1 attempt=2 after="HTTP 503"
-	// level=INFO msg=retry call=1 attempt=3 after="HTTP 503"
+	// level=INFO msg=retry call=1 attempt=2 wait="up to 2ms" after="HTTP 503"
+	// level=INFO msg=retry call=1 attempt=3 wait="up to 2ms" after="HTTP 503"
 	// level=ERROR msg="gave up" call=1 attempts=3 err="HTTP 503"
-	// level=INFO msg=retry call=2 attempt=2 after="HTTP 503"
+	// level=INFO msg=retry call=2 attempt=2 wait="up to 2ms" after="HTTP 503"
 	// level=ERROR msg="gave up" call=2 attempts=2 err="HTTP 404"
-	// level=INFO msg=retry call=3 attempt=2 after="HTTP 503"
-	// level=ERROR msg="gave up" call=3 attempts=2 err="retry: context canceled; last error: HTTP 503"
+	// level=INFO msg=retry call=3 attempt=2 wait="up to 2ms" hint=1ms max=2ms after="HTTP 429"
+	// level=ERROR msg="gave up" call=3 attempts=2 hint=1m0s max=2ms err="HTTP 429"
+	// level=INFO msg=retry call=4 attempt=2 wait="up to 2ms" after="HTTP 503"
+	// level=ERROR msg="gave up" call=4 attempts=2 err="retry: context canceled; last error: HTTP 503"
 }
 
-// observe calls Do with fn. It logs each retry as it starts, with the error
-// that caused it, so the last attempt is never logged as a retry; and if Do
-// fails, the attempts made and Do's error, which it returns.
+// observe calls Do with fn, and logs each retry with its wait and the error
+// before it, then, if Do fails, the attempts and Do's error; any hint
+// beside p.Max.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
-	attempts, last := 0, error(nil)
+	attempts := 0
+	var last error    // fn's last error
+	var end time.Time // when fn last returned
+	hinted := func() slog.Attr {
+		var h interface{ RetryAfter() time.Duration }
+		if !errors.As(last, &h) {
+			return slog.Attr{} // which a handler leaves out
+		}
+		return slog.Group("", "hint", h.RetryAfter(), "max", p.Max)
+	}
 	err := retry.Do(ctx, p, func(ctx context.Context) error {
-		if attempts++; attempts > 1 {
-			log.Info("retry", "attempt", attempts, "after", last)
+		attempts++
+		if attempts > 1 {
+			log.Info("retry", "attempt", attempts, "wait", time.Since(end), hinted(), "after", last)
 		}
 		last = fn(ctx)
+		end = time.Now()
 		return last
 	})
 	if err != nil {
-		log.Error("gave up", "attempts", attempts, "err", err)
+		log.Error("gave up", "attempts", attempts, hinted(), "err", err)
 	}
 	return err
 }
@@ -309,8 +343,8 @@ func ExampleDo_cancel() {
 	// true
 }
 
-// When the drawn wait would reach ctx's deadline, Do returns at once and
-// keeps the last error; ctx.Err() is still nil then.
+// When even the hint and a call as long as the last would not end before
+// ctx's deadline, Do returns at once; ctx.Err() is still nil.
 func ExampleDo_deadline() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -320,13 +354,13 @@ func ExampleDo_deadline() {
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, context.DeadlineExceeded), ctx.Err())
 	// Output:
-	// retry: the next wait would reach the context deadline; last error: HTTP 429 (Retry-After 5s)
+	// retry: no time for another attempt before the deadline; last error: HTTP 429 (Retry-After 5s)
 	// true <nil>
 }
 
 // A retry budget, a bucket per dependency in each process, stops retries
-// while many attempts fail. fn marks a 404 Permanent, which throttle leaves
-// unrecorded; a refused connection is free, and a 503 costs a token.
+// while many attempts fail. throttle records no 404 marked Permanent, and
+// no refused connection.
 func ExampleDo_budget() {
 	budget := &bucket{reserve: 4} // one per dependency in each process
 	p := retry.Policy{Base: time.Millisecond}
@@ -466,20 +500,16 @@ type pgError string
 func (e pgError) Error() string    { return "SQLSTATE " + string(e) }
 func (e pgError) SQLState() string { return string(e) }
 
-// errRefused is a 503: the dependency refused the attempt, as when it sheds
-// load.
 var errRefused = errors.New("503 service unavailable")
 
-// errNotFound is a 404: what the call asked for does not exist.
 var errNotFound = errors.New("404 not found")
 
-// errThrottled marks an error whose retry a bucket refused.
 var errThrottled = errors.New("retry throttled")
 
-// throttle records err in b, unless Do stops for err as it is, and marks err
-// Permanent, with errThrottled, when b refuses its retry. A refused
-// connection reached no server, so it is free. A dependency's own refusals
-// may be free too where it answers them at once, without the work.
+// throttle records err in b unless Do stops for it as it is, and marks it
+// Permanent with errThrottled when b refuses its retry. A refused connection
+// reached no server, so it is free; a dependency's own refusals may be free
+// too if they cost it no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -493,13 +523,12 @@ func throttle(b *bucket, err error) error {
 }
 
 // A bucket is a retry budget modeled on gRPC's retry throttling: a failure
-// takes a token, a success gives back a tenth of one, and retries are
-// allowed while more than half the tokens remain. It is safe for concurrent
-// use.
+// takes a token, a success returns a tenth of one, and retries are allowed
+// while over half the tokens remain.
 type bucket struct {
-	mu      sync.Mutex
-	reserve int // the retries a full bucket allows in a row; it holds 2*(reserve+1) tokens
-	spent   int // the tenths of a token taken: a new bucket is full
+	mu      sync.Mutex // a bucket is safe for concurrent use
+	reserve int        // the retries a full bucket allows in a row; it holds 2*(reserve+1) tokens
+	spent   int        // the tenths of a token taken: a new bucket is full
 }
 
 // record records err, nil for a success, and reports whether a retry may

@@ -34,27 +34,38 @@ import (
 // observe, fetch, errAttemptTimeout and fetchWithin are the examples', to
 // the letter, as .ci/quickstart.go checks.
 
-// observe calls Do with fn. It logs each retry as it starts, with the error
-// that caused it, so the last attempt is never logged as a retry; and if Do
-// fails, the attempts made and Do's error, which it returns.
+// observe calls Do with fn, and logs each retry with its wait and the error
+// before it, then, if Do fails, the attempts and Do's error; any hint
+// beside p.Max.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
-	attempts, last := 0, error(nil)
+	attempts := 0
+	var last error    // fn's last error
+	var end time.Time // when fn last returned
+	hinted := func() slog.Attr {
+		var h interface{ RetryAfter() time.Duration }
+		if !errors.As(last, &h) {
+			return slog.Attr{} // which a handler leaves out
+		}
+		return slog.Group("", "hint", h.RetryAfter(), "max", p.Max)
+	}
 	err := retry.Do(ctx, p, func(ctx context.Context) error {
-		if attempts++; attempts > 1 {
-			log.Info("retry", "attempt", attempts, "after", last)
+		attempts++
+		if attempts > 1 {
+			log.Info("retry", "attempt", attempts, "wait", time.Since(end), hinted(), "after", last)
 		}
 		last = fn(ctx)
+		end = time.Now()
 		return last
 	})
 	if err != nil {
-		log.Error("gave up", "attempts", attempts, "err", err)
+		log.Error("gave up", "attempts", attempts, hinted(), "err", err)
 	}
 	return err
 }
 
-// fetch GETs url once and returns the body of a 200. A 503 is retried after
-// the seconds its Retry-After header asks; any other status is Permanent.
+// fetch GETs url and returns a 200's body. A 503 carries its Retry-After
+// hint, with After, and any other status is Permanent.
 func fetch(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -78,16 +89,11 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 	return nil, retry.Permanent(err)
 }
 
-// errAttemptTimeout marks the error of an attempt that ran out of its own
-// time.
 var errAttemptTimeout = errors.New("attempt timed out")
 
-// fetchWithin calls fetch with a timeout of its own. It tells that timeout
-// by the two contexts, whatever error the callee returns (net/http, a
-// database driver): the attempt's is done and Do's is not. It puts
-// errAttemptTimeout before the callee's error with %v, not %w, since that
-// error can match context.DeadlineExceeded, which the caller reads as the
-// whole deadline, as Do's error matches it when Do stops for that deadline.
+// fetchWithin calls fetch with a timeout of its own. When that timeout ends
+// the attempt, it returns errAttemptTimeout and the callee's error as text
+// only: the caller reads context.DeadlineExceeded as the whole deadline.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel() // which ends the body's reads: fetch reads it all first
@@ -99,49 +105,77 @@ func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte
 }
 
 // TestObserveLogsWhatDoReturns runs ExampleDo_observe's observe where a
-// reason read from the attempts or from ctx goes wrong: the zero Policy, a
-// hint above Max, a cancel, a deadline the next wait would reach, and one
-// that passes during an attempt. observe must log each retry with the error
-// before it, then the attempts fn saw and the error Do returned, which
-// must match what Do's doc says it matches.
+// reason read from the attempts or from ctx goes wrong: four attempts, a
+// hint below Max, a hint above Max, a cancel, a deadline too near for the
+// hint, and one that passes during an attempt. observe must log each retry
+// with the wait Do took before it (the waits and fn's calls add up to the
+// time Do took) and the error before it, then the attempts fn saw and the
+// error Do returned, which must match what Do's doc says it matches; and a
+// hint beside Max wherever the error before carries one.
 func TestObserveLogsWhatDoReturns(t *testing.T) {
 	err503, err429 := errors.New("HTTP 503"), errors.New("HTTP 429")
 	errShutdown := errors.New("shutting down")
 	for _, tt := range []struct {
-		name     string
-		timeout  time.Duration // of ctx; 0 for none
-		fn       func(attempt int, cancel context.CancelCauseFunc) error
-		last     error // fn's last error
-		attempts int
-		is       []error // what Do's error matches besides last
+		name    string
+		timeout time.Duration // of ctx; 0 for none
+		fn      func(attempt int, cancel context.CancelCauseFunc) error
+		log     []string // the lines observe logs, with {err} for Do's error
+		is      []error  // what Do's error matches
 	}{
-		{"the zero Policy", 0, func(int, context.CancelCauseFunc) error {
+		{"four attempts", 0, func(int, context.CancelCauseFunc) error {
 			return err503
-		}, err503, 4, nil},
+		}, []string{
+			`level=INFO msg=retry attempt=2 wait=W after="HTTP 503"`,
+			`level=INFO msg=retry attempt=3 wait=W after="HTTP 503"`,
+			`level=INFO msg=retry attempt=4 wait=W after="HTTP 503"`,
+			`level=ERROR msg="gave up" attempts=4 err={err}`,
+		}, []error{err503}},
+		{"a hint below Max", 0, func(attempt int, _ context.CancelCauseFunc) error {
+			if attempt == 1 {
+				return retry.After(err429, 2*time.Second)
+			}
+			return nil
+		}, []string{
+			`level=INFO msg=retry attempt=2 wait=W hint=2s max=10s after="HTTP 429"`,
+		}, nil},
 		{"a hint above Max", 0, func(int, context.CancelCauseFunc) error {
 			return retry.After(err429, time.Minute)
-		}, err429, 1, nil},
+		}, []string{
+			`level=ERROR msg="gave up" attempts=1 hint=1m0s max=10s err={err}`,
+		}, []error{err429}},
 		{"a cancel", 0, func(attempt int, cancel context.CancelCauseFunc) error {
 			if attempt == 2 {
 				cancel(errShutdown)
 			}
 			return err503
-		}, err503, 2, []error{context.Canceled, errShutdown}},
-		{"a deadline the next wait would reach", time.Second, func(int, context.CancelCauseFunc) error {
+		}, []string{
+			`level=INFO msg=retry attempt=2 wait=W after="HTTP 503"`,
+			`level=ERROR msg="gave up" attempts=2 err={err}`,
+		}, []error{err503, context.Canceled, errShutdown}},
+		{"a deadline too near for the hint", time.Second, func(int, context.CancelCauseFunc) error {
 			return retry.After(err429, 5*time.Second)
-		}, err429, 1, []error{context.DeadlineExceeded}},
+		}, []string{
+			`level=ERROR msg="gave up" attempts=1 hint=5s max=10s err={err}`,
+		}, []error{err429, context.DeadlineExceeded}},
 		{"a deadline during an attempt", time.Second, func(int, context.CancelCauseFunc) error {
 			time.Sleep(2 * time.Second)
 			return err503
-		}, err503, 1, []error{context.DeadlineExceeded}},
+		}, []string{
+			`level=ERROR msg="gave up" attempts=1 err={err}`,
+		}, []error{err503, context.DeadlineExceeded}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var out bytes.Buffer
+				var waits time.Duration // the waits observe logged, added up
 				log := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{
 					ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-						if a.Key == slog.TimeKey {
+						switch a.Key {
+						case slog.TimeKey:
 							return slog.Attr{}
+						case "wait":
+							waits += a.Value.Duration()
+							return slog.String("wait", "W")
 						}
 						return a
 					},
@@ -153,23 +187,30 @@ func TestObserveLogsWhatDoReturns(t *testing.T) {
 					ctx, stop = context.WithTimeout(ctx, tt.timeout)
 					defer stop()
 				}
-				attempt := 0
-				err := observe(ctx, log, retry.Policy{}, func(context.Context) error {
+				start, attempt := time.Now(), 0
+				var calls time.Duration // the time fn's calls took
+				err := observe(ctx, log, retry.Policy{Max: 10 * time.Second}, func(context.Context) error {
 					attempt++
+					defer func(start time.Time) { calls += time.Since(start) }(time.Now())
 					return tt.fn(attempt, cancel)
 				})
-				for _, target := range append(tt.is, tt.last) {
+				for _, target := range tt.is {
 					if !errors.Is(err, target) {
 						t.Errorf("observe() = %v, want an error that matches %v", err, target)
 					}
 				}
-				want := ""
-				for n := 2; n <= tt.attempts; n++ {
-					want += fmt.Sprintf("level=INFO msg=retry attempt=%d after=%q\n", n, tt.last)
+				if tt.is == nil && err != nil {
+					t.Errorf("observe() = %v, want nil", err)
 				}
-				want += fmt.Sprintf("level=ERROR msg=\"gave up\" attempts=%d err=%q\n", tt.attempts, fmt.Sprint(err))
-				if got := out.String(); got != want || attempt != tt.attempts {
-					t.Errorf("observe made %d attempts and logged\n%s\nwant %d and\n%s", attempt, got, tt.attempts, want)
+				want := ""
+				for _, l := range tt.log {
+					want += strings.Replace(l, "{err}", fmt.Sprintf("%q", fmt.Sprint(err)), 1) + "\n"
+				}
+				if got := out.String(); got != want {
+					t.Errorf("observe logged\n%s\nwant\n%s", got, want)
+				}
+				if took := time.Since(start); waits+calls != took {
+					t.Errorf("observe logged waits of %v in all, and fn's calls took %v; want them to add up to the %v Do took", waits, calls, took)
 				}
 			})
 		})

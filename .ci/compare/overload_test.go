@@ -690,20 +690,16 @@ func writeOverloadSeries(name string, c overloadCell, runs map[string]overloadRu
 // ExampleDo_budget's, to the letter, as .ci/quickstart.go checks; the
 // model answers errRefused when it refuses a request at once.
 
-// errRefused is a 503: the dependency refused the attempt, as when it sheds
-// load.
 var errRefused = errors.New("503 service unavailable")
 
-// errNotFound is a 404: what the call asked for does not exist.
 var errNotFound = errors.New("404 not found")
 
-// errThrottled marks an error whose retry a bucket refused.
 var errThrottled = errors.New("retry throttled")
 
-// throttle records err in b, unless Do stops for err as it is, and marks err
-// Permanent, with errThrottled, when b refuses its retry. A refused
-// connection reached no server, so it is free. A dependency's own refusals
-// may be free too where it answers them at once, without the work.
+// throttle records err in b unless Do stops for it as it is, and marks it
+// Permanent with errThrottled when b refuses its retry. A refused connection
+// reached no server, so it is free; a dependency's own refusals may be free
+// too if they cost it no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -717,13 +713,12 @@ func throttle(b *bucket, err error) error {
 }
 
 // A bucket is a retry budget modeled on gRPC's retry throttling: a failure
-// takes a token, a success gives back a tenth of one, and retries are
-// allowed while more than half the tokens remain. It is safe for concurrent
-// use.
+// takes a token, a success returns a tenth of one, and retries are allowed
+// while over half the tokens remain.
 type bucket struct {
-	mu      sync.Mutex
-	reserve int // the retries a full bucket allows in a row; it holds 2*(reserve+1) tokens
-	spent   int // the tenths of a token taken: a new bucket is full
+	mu      sync.Mutex // a bucket is safe for concurrent use
+	reserve int        // the retries a full bucket allows in a row; it holds 2*(reserve+1) tokens
+	spent   int        // the tenths of a token taken: a new bucket is full
 }
 
 // record records err, nil for a success, and reports whether a retry may
