@@ -278,18 +278,22 @@ func ExampleDo_observe() {
 
 // observe calls Do with fn, and logs each retry with its wait and the error
 // before it, then, if Do fails, the attempts and Do's error; any hint
-// beside p.Max.
+// beside Max.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
 	attempts := 0
 	var last error    // fn's last error
 	var end time.Time // when fn last returned
+	limit := p.Max
+	if limit <= 0 {
+		limit = 10 * time.Second // as Policy's doc says
+	}
 	hinted := func() slog.Attr {
 		var h interface{ RetryAfter() time.Duration }
 		if !errors.As(last, &h) {
 			return slog.Attr{} // which a handler leaves out
 		}
-		return slog.Group("", "hint", h.RetryAfter(), "max", p.Max)
+		return slog.Group("", "hint", h.RetryAfter(), "max", limit)
 	}
 	err := retry.Do(ctx, p, func(ctx context.Context) error {
 		attempts++

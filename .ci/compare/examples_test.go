@@ -36,18 +36,22 @@ import (
 
 // observe calls Do with fn, and logs each retry with its wait and the error
 // before it, then, if Do fails, the attempts and Do's error; any hint
-// beside p.Max.
+// beside Max.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
 	attempts := 0
 	var last error    // fn's last error
 	var end time.Time // when fn last returned
+	limit := p.Max
+	if limit <= 0 {
+		limit = 10 * time.Second // as Policy's doc says
+	}
 	hinted := func() slog.Attr {
 		var h interface{ RetryAfter() time.Duration }
 		if !errors.As(last, &h) {
 			return slog.Attr{} // which a handler leaves out
 		}
-		return slog.Group("", "hint", h.RetryAfter(), "max", p.Max)
+		return slog.Group("", "hint", h.RetryAfter(), "max", limit)
 	}
 	err := retry.Do(ctx, p, func(ctx context.Context) error {
 		attempts++
@@ -189,7 +193,7 @@ func TestObserveLogsWhatDoReturns(t *testing.T) {
 				}
 				start, attempt := time.Now(), 0
 				var calls time.Duration // the time fn's calls took
-				err := observe(ctx, log, retry.Policy{Max: 10 * time.Second}, func(context.Context) error {
+				err := observe(ctx, log, retry.Policy{}, func(context.Context) error {
 					attempt++
 					defer func(start time.Time) { calls += time.Since(start) }(time.Now())
 					return tt.fn(attempt, cancel)
@@ -221,8 +225,9 @@ func TestObserveLogsWhatDoReturns(t *testing.T) {
 // throttle with no outage: 15% of 1,000 calls get a 404, which Do does not
 // retry, and 1% of the attempts fail after the work with a 500, which Do
 // retries. However the 404 says it is not worth retrying (marked as the
-// quick start marks it, a Retryable that reports false, a marker under an
-// error whose Retryable reports true), the bucket must refuse no retry.
+// quick start or the example marks it, a Retryable that reports false, a
+// marker under an error whose Retryable reports true), the bucket must
+// refuse no retry.
 // Fed every attempt, 404s included, it refuses some: the setup tells the
 // two apart.
 func TestBudgetRecordsNothingDoWouldNotRetry(t *testing.T) {
@@ -239,6 +244,7 @@ func TestBudgetRecordsNothingDoWouldNotRetry(t *testing.T) {
 		refused  bool // whether the bucket refuses some retries
 	}{
 		{"marked Permanent", retry.Permanent(errors.New("HTTP 404")), throttle, false},
+		{"marked Permanent, as the example marks it", retry.Permanent(errNotFound), throttle, false},
 		{"Retryable false", notRetryable("HTTP 404"), throttle, false},
 		{"a marker under a Retryable true", retryable{retry.Permanent(errors.New("HTTP 404"))}, throttle, false},
 		{"every attempt recorded", retry.Permanent(errors.New("HTTP 404")), everyAttempt, true},
