@@ -199,8 +199,8 @@ func ExampleDoValue() {
 	// 8080 <nil>
 }
 
-// A loop that never gives up, such as a reconnect loop, takes only its
-// waits from Policy.Delay, and stops waiting when ctx ends.
+// A loop that never gives up, such as a reconnect loop, takes its waits
+// from Policy.Delay and stops waiting when ctx ends.
 func ExamplePolicy_Delay() {
 	ctx := context.Background() // a service's, canceled at shutdown
 	p := retry.Policy{Base: time.Millisecond, Max: 50 * time.Millisecond}
@@ -403,9 +403,9 @@ func ExampleDo_budget() {
 	// 503 service unavailable: 25 attempts, 2 of 20 calls through, 18 retries refused
 }
 
-// A transaction is retried whole, each attempt with a timeout of its own.
-// A COMMIT that fails without a conflict is not retried: its outcome is
-// unknown.
+// Do retries a transaction whole, each attempt with its own timeout. A
+// COMMIT that fails other than with SQLSTATE 40001 or 40P01 is not retried:
+// its outcome is unknown.
 func ExampleDo_transaction() {
 	// The Policy suits about 40 clients on one row.
 	p := retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second}
@@ -420,10 +420,10 @@ func ExampleDo_transaction() {
 		{{work: pgError("23505")}},      // a unique violation
 		{{commit: io.ErrUnexpectedEOF}}, // the connection lost during COMMIT
 	} {
-		tries := 0
+		attempts := 0
 		begin := func(context.Context) (stubTx, error) { // stands for pgxpool.Pool's Begin
-			tries++
-			return txs[tries-1], nil
+			attempts++
+			return txs[attempts-1], nil
 		}
 		err := retry.Do(context.Background(), p, func(ctx context.Context) error {
 			return runTx(ctx, timeout, begin, func(ctx context.Context, tx stubTx) error {
@@ -436,11 +436,11 @@ func ExampleDo_transaction() {
 		case err != nil:
 			fmt.Println("failed:", err)
 		default:
-			fmt.Println("committed on try", tries)
+			fmt.Println("committed on attempt", attempts)
 		}
 	}
 	// Output:
-	// committed on try 3
+	// committed on attempt 3
 	// failed: SQLSTATE 23505
 	// check whether it took effect: transaction outcome unknown: unexpected EOF
 }

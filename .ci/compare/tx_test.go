@@ -162,9 +162,12 @@ const (
 // with its Policy, on a real PostgreSQL: 20 clients each make 20
 // operations, each one a call of Do whose transaction, through runTx, adds
 // 1 to a counter row that every client shares and inserts a record of the
-// operation, in SERIALIZABLE isolation. A deferred constraint trigger makes
-// the COMMIT of one operation in 100 sleep past the attempt's timeout, so
-// that its COMMIT always times out and the server commits it all the same.
+// operation, in SERIALIZABLE isolation, with attempts of 1s. A deferred
+// constraint trigger makes the COMMIT of one operation in 100 sleep 1.5s,
+// and ignores the cancel pgx sends when the attempt times out, as a COMMIT
+// waiting for a standby does: so those COMMITs always time out, and the
+// server commits them all the same. With the earlier runTx, which retried
+// a COMMIT that timed out, each was applied several times.
 // No operation may be applied twice, every call that returned nil must have
 // been applied once, every call that returned an error not matching
 // errUnknownOutcome must not have been applied, the counter must equal the
@@ -195,12 +198,11 @@ CREATE TABLE retry_tx_ops (op int NOT NULL);
 CREATE OR REPLACE FUNCTION retry_tx_slow() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	IF NEW.op %% %d = 0 THEN
-		-- A COMMIT that a cancel cannot undo, as one waiting for a standby.
 		PERFORM pg_sleep(%g);
 	END IF;
 	RETURN NULL;
 EXCEPTION WHEN query_canceled THEN
-	RETURN NULL;
+	RETURN NULL; -- and COMMIT goes on
 END $$;
 CREATE CONSTRAINT TRIGGER retry_tx_slow AFTER INSERT ON retry_tx_ops
 	DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION retry_tx_slow();`,
