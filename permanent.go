@@ -12,11 +12,11 @@ import (
 // [Permanent] marker.
 var ErrPermanent = errors.New("retry: permanent")
 
-// Permanent returns err wrapped in a marker that stops [Do]. Do stops if the
-// marker is anywhere in fn's error, whatever the errors around it report,
-// and returns that error, so a Do whose fn calls Do stops too. The marker
-// has err's message, Unwrap returns err, and Retryable returns false.
-// Permanent returns err if err is nil or already a marker.
+// Permanent returns err wrapped in a marker that stops [Do]: if the marker
+// is anywhere in fn's error, whatever the errors around it report, Do
+// returns fn's error at once. A Do whose fn returns that error stops too.
+// The marker has err's message, Unwrap returns err, and Retryable returns
+// false. Permanent returns err if err is nil or already a marker.
 func Permanent(err error) error {
 	if _, ok := err.(*permanent); ok || err == nil {
 		return err
@@ -31,9 +31,9 @@ func (e *permanent) Unwrap() error        { return e.err }
 func (e *permanent) Is(target error) bool { return target == ErrPermanent }
 func (e *permanent) Retryable() bool      { return false }
 
-// After returns err wrapped with a hint to wait at least d before the next attempt.
-// The error has err's message, and Unwrap returns err. After returns err
-// if err is nil or d <= 0.
+// After returns err wrapped with a hint to wait at least d before the next
+// attempt. The error has err's message, Unwrap returns err, and RetryAfter
+// returns d. After returns err if err is nil or d <= 0.
 func After(err error, d time.Duration) error {
 	if err == nil || d <= 0 {
 		return err

@@ -20,7 +20,8 @@ const (
 //
 // After attempt n fails, Do waits a random time, uniform from 0 to the
 // ceiling c = min(Max, Base<<(n-1)). If fn's error carries a hint h > 0,
-// the wait is from h to h plus the larger of h and c, and at most Max.
+// the wait is from h to h plus the larger of h and c, and at most Max. A
+// deadline can shorten it ([Do]).
 type Policy struct {
 	// Attempts is the maximum number of calls to fn; 1 means no retries.
 	// Zero or negative means 4.

@@ -7,8 +7,8 @@
 //		return send(ctx, msg)
 //	})
 //
-// [Policy] sets the calls and waits, [Permanent] marks an error not worth
-// retrying, and [After] carries a server's hint.
+// [Policy] sets the calls and waits; [Permanent] and [After] mark fn's
+// errors.
 package retry
 
 import (
@@ -27,12 +27,12 @@ import (
 // RetryAfter() time.Duration method returns more than Max.
 //
 // If ctx is done, Do returns an error that matches ctx.Err(),
-// context.Cause(ctx) and fn's last error.
+// context.Cause(ctx) and fn's last error, if any.
 //
-// Do never starts a wait that would end at or after ctx's deadline. It
-// returns at once, with an error that matches [context.DeadlineExceeded]
-// and fn's last error, if the shortest wait and a call as long as the last
-// would not end before it.
+// If ctx has a deadline, each wait and a call as long as the last must end
+// before it: Do shortens the wait to fit, and returns at once, with an
+// error that matches [context.DeadlineExceeded] and fn's last error, if no
+// wait fits.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	if ctx == nil {
 		panic("retry: nil Context")
@@ -91,8 +91,8 @@ func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	}
 }
 
-// DoValue is [Do] for a function that also returns a value. It returns the
-// successful call's value, or the zero value and Do's error.
+// DoValue is [Do] for a function that also returns a value: the successful
+// call's, or the zero value with Do's error.
 func DoValue[T any](ctx context.Context, p Policy, fn func(context.Context) (T, error)) (T, error) {
 	var v T
 	var call func(context.Context) error // nil for a nil fn, so that Do panics
