@@ -21,14 +21,13 @@ import (
 // Calls come every 4ms, about half the capacity; the outage is 1s, and the
 // horizon 10s after it. Each attempt has a 500ms timeout: inside fn for
 // retry.Do, as HTTPClient.Timeout for go-retryablehttp, with its defaults
-// otherwise. It asserts the order of TestOverload's hang, with the room
-// that the real clock needs: no retry and the bucket recover within the
-// horizon, the bucket with at most 1.1 times no retry's attempts, and Do
-// alone does not. go-retryablehttp, whose retries wait 1s and more, is on
-// the edge, recovering in some runs and not in most: it is logged, not
-// asserted. Under load the worker's 2ms sleeps overshoot, so recovery can
-// take seconds longer than quiet; how soon the bucket recovers after no
-// retry is TestOverload's claim, in virtual time.
+// otherwise. It asserts what a machine without CPU to spare cannot flip:
+// Do alone makes at least twice as many attempts as there are calls and
+// is never back within the horizon, where the bucket makes at most 1.1
+// times as many. When each recovers is logged, not asserted: under load the
+// worker's 2ms sleeps overshoot, and in one of five busy runs no retry was
+// never back within the horizon. How soon the bucket is back after no retry
+// is TestOverload's claim, in virtual time.
 func TestOverloadRealNetwork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a run of about 60s")
@@ -80,16 +79,13 @@ func TestOverloadRealNetwork(t *testing.T) {
 		runs[row.name] = r
 		t.Log(r)
 	}
-	none, b := runs["none"], runs["bucket"]
-	if !none.recovered(horizon) {
-		t.Fatalf("no retry: back=%s, want within the %v horizon", back(none.recovery), horizon)
+	calls := runs["none"].calls
+	if do := runs["do"]; do.recovery >= 0 || do.attempts < 2*calls {
+		t.Errorf("Do alone: back=%s with %d attempts for %d calls, want never within the %v horizon, with twice as many attempts at least",
+			back(do.recovery), do.attempts, calls, horizon)
 	}
-	if do := runs["do"]; do.recovery >= 0 {
-		t.Errorf("Do alone: back=%s, want never within the %v horizon", back(do.recovery), horizon)
-	}
-	if !b.recovered(horizon) || float64(b.attempts) > 1.1*float64(none.attempts) {
-		t.Errorf("the bucket: back=%s with %d attempts, want within the %v horizon, with at most 1.1 times no retry's %d attempts",
-			back(b.recovery), b.attempts, horizon, none.attempts)
+	if b := runs["bucket"]; float64(b.attempts) > 1.1*float64(calls) {
+		t.Errorf("the bucket: %d attempts for %d calls, want 1.1 times as many at most", b.attempts, calls)
 	}
 }
 

@@ -392,11 +392,6 @@ func (r *overloadRun) tally(name string, up time.Duration) {
 	}
 }
 
-// recovered reports whether r recovered within d after the outage's end.
-func (r overloadRun) recovered(within time.Duration) bool {
-	return r.recovery >= 0 && r.recovery <= within
-}
-
 func (r overloadRun) String() string {
 	rec := "none"
 	if r.recovery >= 0 {
@@ -762,10 +757,10 @@ var errNotFound = errors.New("404 not found")
 
 var errThrottled = errors.New("retry throttled")
 
-// throttle records err in b unless Do stops for it as it is, and marks it
-// Permanent with errThrottled when b refuses its retry. A refused connection
-// reached no server, so it is free; a dependency's own refusals may be free
-// too if they cost it no work.
+// throttle records err in b, unless Do would not retry err anyway, and
+// marks err Permanent, with errThrottled, when b refuses the retry. A
+// refused connection reached no server, so it is free; make a dependency's
+// own refusals free only if they cost it no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
