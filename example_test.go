@@ -54,8 +54,8 @@ func ExampleDo_permanent() {
 	// not found: true
 }
 
-// A marker stays in the error Do returns, bare or wrapped, so it stops an
-// enclosing Do too.
+// Do returns the marker in its error, whether fn returned it bare or
+// wrapped, so an outer Do stops at once too.
 func ExamplePermanent() {
 	p := retry.Policy{Attempts: 3, Base: time.Millisecond}
 	marked := retry.Permanent(errors.New("bad id"))
@@ -71,8 +71,8 @@ func ExamplePermanent() {
 	// calls: 1, err: load user 7: bad id
 }
 
-// After hands Do a server's hint without an error type of the caller's
-// own. Do waits at least the hint, so its second attempt succeeds.
+// After adds a server's hint to an error. Do waits at least the hint, so
+// its second attempt succeeds.
 func ExampleAfter() {
 	// Without the hint, Do would wait a few milliseconds.
 	p := retry.Policy{Base: time.Millisecond}
@@ -134,8 +134,8 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 	case http.StatusOK:
 		return io.ReadAll(resp.Body)
 	case http.StatusServiceUnavailable:
-		// Too many seconds saturate at 1<<32-1, far above Max, which stops Do;
-		// a header that holds no seconds gives 0, no hint.
+		// Past 1<<32-1 seconds, ParseUint returns that: a hint far above Max,
+		// which stops Do. A header with no seconds gives 0: no hint.
 		secs, _ := strconv.ParseUint(resp.Header.Get("Retry-After"), 10, 32)
 		return nil, retry.After(err, time.Duration(secs)*time.Second)
 	}
@@ -170,9 +170,10 @@ func ExampleDo_attemptTimeout() {
 
 var errAttemptTimeout = errors.New("attempt timed out")
 
-// fetchWithin calls fetch with a timeout of its own. When that timeout ends
-// the attempt, it returns errAttemptTimeout and the callee's error as text
-// only: the caller reads context.DeadlineExceeded as the whole deadline.
+// fetchWithin calls fetch with a timeout of its own. If that timeout ends
+// the attempt, it returns errAttemptTimeout with the callee's error as text,
+// not wrapped, so that only the whole deadline matches
+// context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel() // which ends the body's reads: fetch reads it all first
@@ -205,13 +206,15 @@ func ExamplePolicy_Delay() {
 	ctx := context.Background() // a service's, canceled at shutdown
 	p := retry.Policy{Base: time.Millisecond, Max: 50 * time.Millisecond}
 	for attempt := 1; ; attempt++ {
-		if attempt == 5 { // stands for a connect that succeeds on its 5th try
+		var err error // stands for a connect that fails four times
+		if attempt < 5 {
+			err = errors.New("connection refused")
+		}
+		if err == nil {
 			fmt.Println("connected on attempt", attempt)
 			return
 		}
-		// Delay draws the wait at random up to this ceiling, as Policy's doc says.
-		ceiling := min(p.Max, p.Base<<(attempt-1))
-		fmt.Printf("attempt %d failed: waiting up to %v\n", attempt, ceiling)
+		fmt.Printf("attempt %d: %v\n", attempt, err)
 		t := time.NewTimer(p.Delay(attempt))
 		select {
 		case <-ctx.Done():
@@ -222,15 +225,15 @@ func ExamplePolicy_Delay() {
 		}
 	}
 	// Output:
-	// attempt 1 failed: waiting up to 1ms
-	// attempt 2 failed: waiting up to 2ms
-	// attempt 3 failed: waiting up to 4ms
-	// attempt 4 failed: waiting up to 8ms
+	// attempt 1: connection refused
+	// attempt 2: connection refused
+	// attempt 3: connection refused
+	// attempt 4: connection refused
 	// connected on attempt 5
 }
 
-// Do has no hooks: fn is the hook. observe logs each retry with its wait and
-// cause, then Do's error, with any hint beside Max.
+// Do has no hooks: fn is the hook. observe logs each retry and Do's error,
+// with the hint and Max where fn's error carries a hint.
 func ExampleDo_observe() {
 	// Millisecond waits keep the example quick; a service keeps the defaults.
 	p := retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}
@@ -276,9 +279,9 @@ func ExampleDo_observe() {
 	// level=ERROR msg="gave up" call=4 attempts=2 err="retry: context canceled; last error: HTTP 503"
 }
 
-// observe calls Do with fn, and logs each retry with its wait and the error
-// before it, then, if Do fails, the attempts and Do's error; any hint
-// beside Max.
+// observe calls Do with fn and logs each retry, with its wait and the error
+// before it, then Do's error if Do fails. Where fn's error carries a hint,
+// a line shows it and Max.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
 	attempts := 0
@@ -347,8 +350,8 @@ func ExampleDo_cancel() {
 	// true
 }
 
-// When even the hint and a call as long as the last would not end before
-// ctx's deadline, Do returns at once; ctx.Err() is still nil.
+// If no wait of at least the hint leaves time for another call before
+// ctx's deadline, Do returns at once, while ctx.Err() is still nil.
 func ExampleDo_deadline() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -363,8 +366,7 @@ func ExampleDo_deadline() {
 }
 
 // A retry budget, a bucket per dependency in each process, stops retries
-// while many attempts fail. throttle records no 404 marked Permanent, and
-// no refused connection.
+// while many attempts fail; a 404 marked Permanent costs nothing.
 func ExampleDo_budget() {
 	budget := &bucket{reserve: 4} // one per dependency in each process
 	p := retry.Policy{Base: time.Millisecond}
@@ -451,9 +453,9 @@ type txn interface {
 	Rollback(context.Context) error
 }
 
-// runTx runs work in a transaction that begin starts and commits it, within
-// timeout. An error before COMMIT goes through classify; a COMMIT that fails
-// without a conflict returns errUnknownOutcome, Permanent.
+// runTx starts a transaction with begin, runs work in it and commits it,
+// within timeout. Errors before COMMIT go to classify; a COMMIT that fails
+// other than with a conflict returns errUnknownOutcome, marked Permanent.
 func runTx[T txn](ctx context.Context, timeout time.Duration,
 	begin func(context.Context) (T, error), work func(context.Context, T) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -473,12 +475,12 @@ func runTx[T txn](ctx context.Context, timeout time.Duration,
 	return retry.Permanent(fmt.Errorf("%w: %w", errUnknownOutcome, err))
 }
 
-// errUnknownOutcome marks a COMMIT that may have taken effect: check before
-// trying again, or make the work idempotent.
+// errUnknownOutcome marks a COMMIT that may have taken effect: check, or
+// make the work idempotent.
 var errUnknownOutcome = errors.New("transaction outcome unknown")
 
 // classify returns err for Do to retry if it is a conflict or the attempt's
-// ctx is done, since the server rolls such a transaction back, and marks
+// ctx is done, since the server rolls such a transaction back; it marks
 // other errors Permanent.
 func classify(ctx context.Context, err error) error {
 	if ctx.Err() != nil || conflict(err) {
@@ -510,10 +512,10 @@ var errNotFound = errors.New("404 not found")
 
 var errThrottled = errors.New("retry throttled")
 
-// throttle records err in b unless Do stops for it as it is, and marks it
-// Permanent with errThrottled when b refuses its retry. A refused connection
-// reached no server, so it is free; a dependency's own refusals may be free
-// too if they cost it no work.
+// throttle records err in b, unless Do would not retry err anyway, and
+// marks err Permanent, with errThrottled, when b refuses the retry. A
+// refused connection reached no server, so it is free; make a dependency's
+// own refusals free only if they cost it no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {

@@ -34,9 +34,9 @@ import (
 // observe, fetch, errAttemptTimeout and fetchWithin are the examples', to
 // the letter, as .ci/quickstart.go checks.
 
-// observe calls Do with fn, and logs each retry with its wait and the error
-// before it, then, if Do fails, the attempts and Do's error; any hint
-// beside Max.
+// observe calls Do with fn and logs each retry, with its wait and the error
+// before it, then Do's error if Do fails. Where fn's error carries a hint,
+// a line shows it and Max.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
 	attempts := 0
@@ -85,8 +85,8 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 	case http.StatusOK:
 		return io.ReadAll(resp.Body)
 	case http.StatusServiceUnavailable:
-		// Too many seconds saturate at 1<<32-1, far above Max, which stops Do;
-		// a header that holds no seconds gives 0, no hint.
+		// Past 1<<32-1 seconds, ParseUint returns that: a hint far above Max,
+		// which stops Do. A header with no seconds gives 0: no hint.
 		secs, _ := strconv.ParseUint(resp.Header.Get("Retry-After"), 10, 32)
 		return nil, retry.After(err, time.Duration(secs)*time.Second)
 	}
@@ -95,9 +95,10 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 
 var errAttemptTimeout = errors.New("attempt timed out")
 
-// fetchWithin calls fetch with a timeout of its own. When that timeout ends
-// the attempt, it returns errAttemptTimeout and the callee's error as text
-// only: the caller reads context.DeadlineExceeded as the whole deadline.
+// fetchWithin calls fetch with a timeout of its own. If that timeout ends
+// the attempt, it returns errAttemptTimeout with the callee's error as text,
+// not wrapped, so that only the whole deadline matches
+// context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel() // which ends the body's reads: fetch reads it all first

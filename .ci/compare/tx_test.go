@@ -28,9 +28,9 @@ type txn interface {
 	Rollback(context.Context) error
 }
 
-// runTx runs work in a transaction that begin starts and commits it, within
-// timeout. An error before COMMIT goes through classify; a COMMIT that fails
-// without a conflict returns errUnknownOutcome, Permanent.
+// runTx starts a transaction with begin, runs work in it and commits it,
+// within timeout. Errors before COMMIT go to classify; a COMMIT that fails
+// other than with a conflict returns errUnknownOutcome, marked Permanent.
 func runTx[T txn](ctx context.Context, timeout time.Duration,
 	begin func(context.Context) (T, error), work func(context.Context, T) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -50,12 +50,12 @@ func runTx[T txn](ctx context.Context, timeout time.Duration,
 	return retry.Permanent(fmt.Errorf("%w: %w", errUnknownOutcome, err))
 }
 
-// errUnknownOutcome marks a COMMIT that may have taken effect: check before
-// trying again, or make the work idempotent.
+// errUnknownOutcome marks a COMMIT that may have taken effect: check, or
+// make the work idempotent.
 var errUnknownOutcome = errors.New("transaction outcome unknown")
 
 // classify returns err for Do to retry if it is a conflict or the attempt's
-// ctx is done, since the server rolls such a transaction back, and marks
+// ctx is done, since the server rolls such a transaction back; it marks
 // other errors Permanent.
 func classify(ctx context.Context, err error) error {
 	if ctx.Err() != nil || conflict(err) {
