@@ -528,8 +528,10 @@ func TestOverload(t *testing.T) {
 func checkCell(t *testing.T, c overloadCell, res map[string]*overloadResult) {
 	t.Helper()
 	none, do := res["none"], res["do"]
-	if want, ok := exactNoRetry[c.String()]; !ok || none.meanFailed() != float64(want.failed) || none.back != want.back {
-		t.Errorf("no retry: failed=%.0f back=%s, want exactly %d and %s", none.meanFailed(), back(none.back), want.failed, back(want.back))
+	if want, ok := exactNoRetry[c.String()]; !ok || none.meanFailed() != float64(want.failed) || none.back != want.back ||
+		none.spikeThrough != want.spikeThrough*none.runs {
+		t.Errorf("no retry: failed=%.0f back=%s through the spike=%d, want exactly %d, %s and %d",
+			none.meanFailed(), back(none.back), none.spikeThrough/none.runs, want.failed, back(want.back), want.spikeThrough)
 	}
 	kept := func(name string) float64 { return none.meanFailed() - res[name].meanFailed() }
 	switch {
@@ -570,21 +572,22 @@ func checkCell(t *testing.T, c overloadCell, res map[string]*overloadResult) {
 	}
 }
 
-// exactNoRetry are no retry's failed calls a run and time back in each cell
-// of TestOverload. No clock moves them, as the model runs in virtual time,
-// and no draw, as no retry draws no wait and the model's own draws are
-// seeded; so they are exact.
+// exactNoRetry are no retry's failed calls a run, time back and calls
+// through a spike in each cell of TestOverload. No clock moves them, as the
+// model runs in virtual time, and no draw, as no retry draws no wait and
+// the model's own draws are seeded; so they are exact.
 var exactNoRetry = map[string]struct {
-	failed int
-	back   time.Duration
+	failed       int
+	back         time.Duration
+	spikeThrough int
 }{
-	"shed_100ms_50%": {50, 0}, "shed_300ms_50%": {150, 0}, "shed_500ms_50%": {250, 0},
-	"shed_100ms_80%": {80, 0}, "shed_300ms_80%": {240, 0}, "shed_500ms_80%": {400, 0},
-	"limit_100ms_50%": {0, 0}, "limit_300ms_50%": {51, 0}, "limit_500ms_50%": {153, 0},
-	"limit_100ms_80%": {0, 0}, "limit_300ms_80%": {141, 0}, "limit_500ms_80%": {306, 0},
-	"hang_2s_50%": {1501, time.Second}, "hang_2s_80%": {6004, 5500 * time.Millisecond},
-	"slow_2s_50%": {1000, 0}, "slow_2s_80%": {1600, 0},
-	"limit_spike5s_refusal250µs_80%": {3202, 0},
+	"shed_100ms_50%": {50, 0, 0}, "shed_300ms_50%": {150, 0, 0}, "shed_500ms_50%": {250, 0, 0},
+	"shed_100ms_80%": {80, 0, 0}, "shed_300ms_80%": {240, 0, 0}, "shed_500ms_80%": {400, 0, 0},
+	"limit_100ms_50%": {0, 0, 0}, "limit_300ms_50%": {51, 0, 0}, "limit_500ms_50%": {153, 0, 0},
+	"limit_100ms_80%": {0, 0, 0}, "limit_300ms_80%": {141, 0, 0}, "limit_500ms_80%": {306, 0, 0},
+	"hang_2s_50%": {1501, time.Second, 0}, "hang_2s_80%": {6004, 5500 * time.Millisecond, 0},
+	"slow_2s_50%": {1000, 0, 0}, "slow_2s_80%": {1600, 0, 0},
+	"limit_spike5s_refusal250µs_80%": {3202, 0, 4299},
 }
 
 // fleetProcs are the fleets of TestOverloadFleet: the processes the calls
