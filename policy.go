@@ -20,11 +20,10 @@ const (
 //
 // After attempt n fails, Do waits a random time, uniform from 0 to the
 // ceiling c = min(Max, Base<<(n-1)). If fn's error carries a hint h > 0,
-// the wait is from h to h plus the larger of h and c, and at most Max. A
-// deadline can shorten it ([Do]).
+// the wait is uniform from h to min(Max, h+max(h, c)). A deadline can
+// shorten a wait, but not below h.
 type Policy struct {
-	// Attempts is the maximum number of calls to fn; 1 means no retries.
-	// Zero or negative means 4.
+	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int
 
 	// Base is the ceiling of the first wait. Zero or negative means 100ms.
@@ -34,8 +33,8 @@ type Policy struct {
 	Max time.Duration
 }
 
-// Delay returns a random wait up to the ceiling after attempt n fails. An n
-// below 1 means 1.
+// Delay returns the wait Do draws after attempt n fails with no hint and no
+// deadline. An n below 1 means 1.
 func (p Policy) Delay(n int) time.Duration {
 	return draw(p.ceiling(n))
 }

@@ -7,8 +7,8 @@
 //		return send(ctx, msg)
 //	})
 //
-// [Policy] sets the calls and waits; [Permanent] and [After] mark fn's
-// errors.
+// [Policy] sets the number of calls and the waits; [Permanent] and [After]
+// mark the function's errors.
 package retry
 
 import (
@@ -18,21 +18,21 @@ import (
 	"time"
 )
 
-// Do calls fn(ctx) until it returns nil, waiting between calls as [Policy]
-// describes. Do panics if ctx or fn is nil.
+// Do calls fn(ctx) until it returns nil, waiting as [Policy] describes. Do
+// panics if ctx or fn is nil.
 //
-// Do stops and returns fn's error after Attempts calls, or at once if the
-// error carries a [Permanent] marker, if the first error in its tree with a
-// Retryable() bool method returns false, or if the first with a
-// RetryAfter() time.Duration method returns more than Max.
+// Do stops after Attempts calls, or at once if fn's error carries a
+// [Permanent] marker or [errors.As] finds in it an error whose Retryable()
+// bool method returns false or whose RetryAfter() time.Duration method
+// returns more than Max. Unless ctx is done, Do then returns fn's error.
 //
-// If ctx is done, Do returns an error that matches ctx.Err(),
+// Once ctx is done, Do stops; its error matches ctx.Err(),
 // context.Cause(ctx) and fn's last error, if any.
 //
-// If ctx has a deadline, each wait and a call as long as the last must end
-// before it: Do shortens the wait to fit, and returns at once, with an
-// error that matches [context.DeadlineExceeded] and fn's last error, if no
-// wait fits.
+// If ctx has a deadline, Do shortens each wait so that the wait and a call
+// as long as the last end before it. If even the shortest wait (the hint, or 0)
+// cannot, Do returns at once an error that matches
+// [context.DeadlineExceeded] and fn's last error.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	if ctx == nil {
 		panic("retry: nil Context")
@@ -91,8 +91,8 @@ func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	}
 }
 
-// DoValue is [Do] for a function that also returns a value: the successful
-// call's, or the zero value with Do's error.
+// DoValue is [Do] for a function that also returns a value. It returns the
+// value from the call that succeeded, or the zero value and Do's error.
 func DoValue[T any](ctx context.Context, p Policy, fn func(context.Context) (T, error)) (T, error) {
 	var v T
 	var call func(context.Context) error // nil for a nil fn, so that Do panics
