@@ -117,8 +117,8 @@ func ExampleDo_retryAfter() {
 	// OK <nil> after 2 calls
 }
 
-// fetch GETs url and returns a 200's body. A 503 carries its Retry-After
-// hint, with After, and any other status is Permanent.
+// fetch GETs url and returns a 200's body. A 503's error carries the
+// Retry-After hint, through After; any other status is Permanent.
 func fetch(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -134,8 +134,8 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 	case http.StatusOK:
 		return io.ReadAll(resp.Body)
 	case http.StatusServiceUnavailable:
-		// Past 1<<32-1 seconds, ParseUint returns that: a hint far above Max,
-		// which stops Do. A header with no seconds gives 0: no hint.
+		// For more than 1<<32-1 seconds, ParseUint returns 1<<32-1: a hint far
+		// above Max, so Do stops. A header with no seconds gives 0: no hint.
 		secs, _ := strconv.ParseUint(resp.Header.Get("Retry-After"), 10, 32)
 		return nil, retry.After(err, time.Duration(secs)*time.Second)
 	}
@@ -171,12 +171,11 @@ func ExampleDo_attemptTimeout() {
 var errAttemptTimeout = errors.New("attempt timed out")
 
 // fetchWithin calls fetch with a timeout of its own. If that timeout ends
-// the attempt, it returns errAttemptTimeout with the callee's error as text,
-// not wrapped, so that only the whole deadline matches
-// context.DeadlineExceeded.
+// the attempt, it returns errAttemptTimeout with the callee's error as text
+// only, so as not to match context.DeadlineExceeded: the whole deadline's.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel() // which ends the body's reads: fetch reads it all first
+	defer cancel() // it ends reads of the body, which fetch has read in full
 	body, err := fetch(attemptCtx, url)
 	if err != nil && attemptCtx.Err() != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("%w: %v", errAttemptTimeout, err)
@@ -203,7 +202,7 @@ func ExampleDoValue() {
 // A loop that never gives up, such as a reconnect loop, takes its waits
 // from Policy.Delay and stops waiting when ctx ends.
 func ExamplePolicy_Delay() {
-	ctx := context.Background() // a service's, canceled at shutdown
+	ctx := context.Background() // in a service, its ctx, canceled at shutdown
 	p := retry.Policy{Base: time.Millisecond, Max: 50 * time.Millisecond}
 	for attempt := 1; ; attempt++ {
 		var err error // stands for a connect that fails four times
@@ -279,9 +278,9 @@ func ExampleDo_observe() {
 	// level=ERROR msg="gave up" call=4 attempts=2 err="retry: context canceled; last error: HTTP 503"
 }
 
-// observe calls Do with fn and logs each retry, with its wait and the error
-// before it, then Do's error if Do fails. Where fn's error carries a hint,
-// a line shows it and Max.
+// observe calls Do with fn. Before each retry it logs the wait and the
+// error before it; if Do fails, it logs Do's error. Where fn's error
+// carries a hint, it logs the hint and Max too.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
 	attempts := 0
@@ -318,8 +317,8 @@ type writeError string
 func (e writeError) Error() string   { return string(e) }
 func (e writeError) Retryable() bool { return e == "lock held" }
 
-// An error can say whether it is worth retrying with a method Retryable()
-// bool, without importing this package: false stops Do.
+// An error can have a Retryable() bool method, without importing this
+// package, to say whether it is worth retrying; false stops Do.
 func ExampleDo_retryable() {
 	attempt := 0
 	err := retry.Do(context.Background(), retry.Policy{}, func(context.Context) error {
@@ -350,8 +349,8 @@ func ExampleDo_cancel() {
 	// true
 }
 
-// If no wait of at least the hint leaves time for another call before
-// ctx's deadline, Do returns at once, while ctx.Err() is still nil.
+// If waiting the hint would leave no time for another call before the
+// deadline, Do returns at once, while ctx.Err() is still nil.
 func ExampleDo_deadline() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -412,8 +411,8 @@ func ExampleDo_transaction() {
 	// The Policy suits about 40 clients on one row.
 	p := retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second}
 	// An attempt's timeout covers the wait for a pooled connection too. Make
-	// it a few times the longest the transaction takes under load: one that
-	// fires during COMMIT leaves the outcome unknown.
+	// it a few times the transaction's longest time under load, since a
+	// timeout that fires during COMMIT leaves the outcome unknown.
 	const timeout = 5 * time.Second
 	// Each stubTx stands for an attempt's transaction and how it fails.
 	for _, txs := range [][]stubTx{
@@ -453,9 +452,9 @@ type txn interface {
 	Rollback(context.Context) error
 }
 
-// runTx starts a transaction with begin, runs work in it and commits it,
-// within timeout. Errors before COMMIT go to classify; a COMMIT that fails
-// other than with a conflict returns errUnknownOutcome, marked Permanent.
+// runTx begins a transaction, runs work in it and commits it, within
+// timeout. Errors before COMMIT go to classify; a failed COMMIT other than a
+// conflict returns errUnknownOutcome, marked Permanent.
 func runTx[T txn](ctx context.Context, timeout time.Duration,
 	begin func(context.Context) (T, error), work func(context.Context, T) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -489,8 +488,8 @@ func classify(ctx context.Context, err error) error {
 	return retry.Permanent(err) // nil for nil
 }
 
-// conflict reports whether err's SQLState method, which pgx's and lib/pq's
-// errors have, returns 40001 (a serialization failure) or 40P01 (a deadlock).
+// conflict reports whether err's SQLState method (pgx's and lib/pq's errors
+// have one) returns 40001, a serialization failure, or 40P01, a deadlock.
 func conflict(err error) bool {
 	var pg interface{ SQLState() string }
 	return errors.As(err, &pg) && (pg.SQLState() == "40001" || pg.SQLState() == "40P01")
@@ -512,10 +511,10 @@ var errNotFound = errors.New("404 not found")
 
 var errThrottled = errors.New("retry throttled")
 
-// throttle records err in b, unless Do would not retry err anyway, and
-// marks err Permanent, with errThrottled, when b refuses the retry. A
-// refused connection reached no server, so it is free; make a dependency's
-// own refusals free only if they cost it no work.
+// throttle records err in b, skipping errors Do would not retry anyway. If
+// b refuses the retry, it returns err marked Permanent and wrapped with
+// errThrottled. A refused connection reached no server, so it is free;
+// make a dependency's own refusals free only if they cost it no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -529,8 +528,8 @@ func throttle(b *bucket, err error) error {
 }
 
 // A bucket is a retry budget modeled on gRPC's retry throttling: a failure
-// takes a token, a success returns a tenth of one, and retries are allowed
-// while over half the tokens remain.
+// takes a token, a success returns a tenth of one, and retries go on while
+// over half the tokens remain.
 type bucket struct {
 	mu      sync.Mutex // a bucket is safe for concurrent use
 	reserve int        // the retries a full bucket allows in a row; it holds 2*(reserve+1) tokens
@@ -538,7 +537,7 @@ type bucket struct {
 }
 
 // record records err, nil for a success, and reports whether a retry may
-// follow. A free failure takes no token.
+// follow. A free failure costs nothing.
 func (b *bucket) record(err error, free bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -34,9 +34,9 @@ import (
 // observe, fetch, errAttemptTimeout and fetchWithin are the examples', to
 // the letter, as .ci/quickstart.go checks.
 
-// observe calls Do with fn and logs each retry, with its wait and the error
-// before it, then Do's error if Do fails. Where fn's error carries a hint,
-// a line shows it and Max.
+// observe calls Do with fn. Before each retry it logs the wait and the
+// error before it; if Do fails, it logs Do's error. Where fn's error
+// carries a hint, it logs the hint and Max too.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
 	attempts := 0
@@ -68,8 +68,8 @@ func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	return err
 }
 
-// fetch GETs url and returns a 200's body. A 503 carries its Retry-After
-// hint, with After, and any other status is Permanent.
+// fetch GETs url and returns a 200's body. A 503's error carries the
+// Retry-After hint, through After; any other status is Permanent.
 func fetch(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -85,8 +85,8 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 	case http.StatusOK:
 		return io.ReadAll(resp.Body)
 	case http.StatusServiceUnavailable:
-		// Past 1<<32-1 seconds, ParseUint returns that: a hint far above Max,
-		// which stops Do. A header with no seconds gives 0: no hint.
+		// For more than 1<<32-1 seconds, ParseUint returns 1<<32-1: a hint far
+		// above Max, so Do stops. A header with no seconds gives 0: no hint.
 		secs, _ := strconv.ParseUint(resp.Header.Get("Retry-After"), 10, 32)
 		return nil, retry.After(err, time.Duration(secs)*time.Second)
 	}
@@ -96,12 +96,11 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 var errAttemptTimeout = errors.New("attempt timed out")
 
 // fetchWithin calls fetch with a timeout of its own. If that timeout ends
-// the attempt, it returns errAttemptTimeout with the callee's error as text,
-// not wrapped, so that only the whole deadline matches
-// context.DeadlineExceeded.
+// the attempt, it returns errAttemptTimeout with the callee's error as text
+// only, so as not to match context.DeadlineExceeded: the whole deadline's.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel() // which ends the body's reads: fetch reads it all first
+	defer cancel() // it ends reads of the body, which fetch has read in full
 	body, err := fetch(attemptCtx, url)
 	if err != nil && attemptCtx.Err() != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("%w: %v", errAttemptTimeout, err)

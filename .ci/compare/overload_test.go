@@ -760,10 +760,10 @@ var errNotFound = errors.New("404 not found")
 
 var errThrottled = errors.New("retry throttled")
 
-// throttle records err in b, unless Do would not retry err anyway, and
-// marks err Permanent, with errThrottled, when b refuses the retry. A
-// refused connection reached no server, so it is free; make a dependency's
-// own refusals free only if they cost it no work.
+// throttle records err in b, skipping errors Do would not retry anyway. If
+// b refuses the retry, it returns err marked Permanent and wrapped with
+// errThrottled. A refused connection reached no server, so it is free;
+// make a dependency's own refusals free only if they cost it no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -777,8 +777,8 @@ func throttle(b *bucket, err error) error {
 }
 
 // A bucket is a retry budget modeled on gRPC's retry throttling: a failure
-// takes a token, a success returns a tenth of one, and retries are allowed
-// while over half the tokens remain.
+// takes a token, a success returns a tenth of one, and retries go on while
+// over half the tokens remain.
 type bucket struct {
 	mu      sync.Mutex // a bucket is safe for concurrent use
 	reserve int        // the retries a full bucket allows in a row; it holds 2*(reserve+1) tokens
@@ -786,7 +786,7 @@ type bucket struct {
 }
 
 // record records err, nil for a success, and reports whether a retry may
-// follow. A free failure takes no token.
+// follow. A free failure costs nothing.
 func (b *bucket) record(err error, free bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()

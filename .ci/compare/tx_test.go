@@ -28,9 +28,9 @@ type txn interface {
 	Rollback(context.Context) error
 }
 
-// runTx starts a transaction with begin, runs work in it and commits it,
-// within timeout. Errors before COMMIT go to classify; a COMMIT that fails
-// other than with a conflict returns errUnknownOutcome, marked Permanent.
+// runTx begins a transaction, runs work in it and commits it, within
+// timeout. Errors before COMMIT go to classify; a failed COMMIT other than a
+// conflict returns errUnknownOutcome, marked Permanent.
 func runTx[T txn](ctx context.Context, timeout time.Duration,
 	begin func(context.Context) (T, error), work func(context.Context, T) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -64,8 +64,8 @@ func classify(ctx context.Context, err error) error {
 	return retry.Permanent(err) // nil for nil
 }
 
-// conflict reports whether err's SQLState method, which pgx's and lib/pq's
-// errors have, returns 40001 (a serialization failure) or 40P01 (a deadlock).
+// conflict reports whether err's SQLState method (pgx's and lib/pq's errors
+// have one) returns 40001, a serialization failure, or 40P01, a deadlock.
 func conflict(err error) bool {
 	var pg interface{ SQLState() string }
 	return errors.As(err, &pg) && (pg.SQLState() == "40001" || pg.SQLState() == "40P01")
