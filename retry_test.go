@@ -22,8 +22,7 @@ import (
 )
 
 // Helpers, then a section for each rule of Do's doc, opened by the rule; then
-// Policy's waits and Delay, Permanent and After, allocations, the tour, and
-// the fuzzers.
+// Policy's waits, Permanent and After, allocations, the tour, the fuzzers.
 
 var errBoom = errors.New("boom")
 
@@ -93,8 +92,7 @@ func bubble(t *testing.T, f func(*testing.T)) {
 	synctest.Test(t, f)
 }
 
-// Rule: Do calls fn(ctx) until it returns nil, waiting between calls as
-// Policy describes.
+// Rule: Do calls fn(ctx) until it returns nil, waiting as Policy describes.
 
 type ctxKey struct{}
 
@@ -192,10 +190,10 @@ func TestNilPanicsAndDoneGetsNoCall(t *testing.T) {
 	}
 }
 
-// Rule: Do stops and returns fn's error after Attempts calls, or at once if
-// the error carries a Permanent marker, if the first error in its tree with a
-// Retryable() bool method returns false, or if the first with a
-// RetryAfter() time.Duration method returns more than Max.
+// Rule: Do stops after Attempts calls, or at once if, in fn's error, there is
+// a Permanent marker, the first Retryable() bool method returns false, or the
+// first RetryAfter() time.Duration method returns more than Max. Unless ctx
+// is done, it returns fn's error.
 
 // TestStopsWithFnsError runs Do inside an enclosing Do with the same Policy.
 // fn returns err on every call, first canceling ctx, with a cause, where the
@@ -265,8 +263,8 @@ func TestStopsWithFnsError(t *testing.T) {
 	}
 }
 
-// Rule: if ctx is done, Do returns an error that matches ctx.Err(),
-// context.Cause(ctx) and fn's last error.
+// Rule: if ctx is done when a call fails, Do's error matches ctx.Err(),
+// context.Cause(ctx) and fn's error.
 
 // TestStopMessages has fn end ctx during the first call, or return an error
 // whose hint of an hour leaves no time for another attempt before a deadline
@@ -413,22 +411,21 @@ func TestCancelLeavesNoTimerRunning(t *testing.T) {
 	}
 }
 
-// Rule: Do never starts a wait that would end at or after ctx's deadline. It
-// returns at once, with an error that matches context.DeadlineExceeded and
-// fn's last error, if the shortest wait and a call as long as the last
-// would not end before it.
+// Rule: before ctx's deadline, Do shortens each wait so that it and a call as
+// long as the last one end in time. If the shortest wait (the hint, or 0) is
+// too long, Do returns at once an error that matches context.DeadlineExceeded
+// and fn's error.
 
-// TestWaitsAndCallsEndBeforeTheDeadline starts 1,000 clients at once in
-// virtual time, sharing a ctx whose deadline is left away; each one's fn
-// takes call, fails once with a hint h (0 for none), then succeeds. Where a
-// wait fits, every client must succeed after a wait in [lo, hi], seeing no
-// done ctx, and the waits must come within a tenth of the width of each end
-// (missed with a chance of 0.9^1000, 2e-46, or 2^-1000 for a width of 1ns;
-// a top of 1ns where it is 0 passes with 2^-1000), and at most 2 at the top
-// of a range over 1ms wide (a clamp puts a quarter there; a uniform draw 3
-// with a chance below 2e-13).
+// TestWaitsAndCallsEndBeforeTheDeadline runs 1,000 clients in virtual time,
+// each with a deadline left away (the fleet's at once); fn takes call, fails
+// once with a hint h (0 for none), then succeeds. Where a wait fits, every
+// client must succeed after a wait in [lo, hi], seeing no done ctx, with
+// waits within a tenth of the width of each end (missed with a chance of
+// 0.9^1000, or 2^-1000 for a width of 1ns; a top of 1ns where it is 0 passes
+// with 2^-1000), and at most 2 at the top of a range over 1ms wide (a clamp
+// puts a quarter there; a uniform draw 3 with a chance below 2e-13).
 // Elsewhere each must get at once, ctx live, an error matching
-// DeadlineExceeded and fn's; TestStopMessages checks its message.
+// DeadlineExceeded and fn's.
 func TestWaitsAndCallsEndBeforeTheDeadline(t *testing.T) {
 	const ms = time.Millisecond
 	tests := []struct {
@@ -438,7 +435,7 @@ func TestWaitsAndCallsEndBeforeTheDeadline(t *testing.T) {
 		lo, hi              time.Duration // the waits' range where not early
 	}{
 		{"an instant call after a wait cut at the deadline", 200 * ms, 0, 150 * ms, 0, false, 0, 150*ms - 1},
-		{"50ms calls after a wait cut so that the call fits", 200 * ms, 50 * ms, 150 * ms, 0, false, 0, 50*ms - 1},
+		{"a fleet of 50ms calls after a wait cut so that the call fits", 200 * ms, 50 * ms, 150 * ms, 0, false, 0, 50*ms - 1},
 		{"a ceiling below the cut keeps its range", 10 * ms, 50 * ms, 150 * ms, 0, false, 0, 10 * ms},
 		{"with 2ns to spare, the wait is 0 or 1ns", 200 * ms, 50 * ms, 100*ms + 2, 0, false, 0, 1},
 		{"with 1ns to spare, the wait is 0", 200 * ms, 50 * ms, 100*ms + 1, 0, false, 0, 0},
@@ -450,33 +447,39 @@ func TestWaitsAndCallsEndBeforeTheDeadline(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			bubble(t, func(t *testing.T) {
-				ctx, cancel := context.WithTimeout(context.Background(), tt.left)
-				defer cancel()
 				waits, bad := make([]time.Duration, 1000), make([]string, 1000)
+				client := func(ctx context.Context, i int) {
+					starts, start, sawDone := []time.Duration(nil), time.Now(), false
+					err := retry.Do(ctx, retry.Policy{Base: tt.base}, func(ctx context.Context) error {
+						starts, sawDone = append(starts, time.Since(start)), sawDone || ctx.Err() != nil
+						time.Sleep(tt.call)
+						if sawDone = sawDone || ctx.Err() != nil; len(starts) == 1 {
+							return hint(tt.h)
+						}
+						return nil
+					})
+					at, live := time.Since(start), ctx.Err() == nil
+					ok := err == nil && len(starts) == 2 && !sawDone
+					if tt.early {
+						ok = errors.Is(err, context.DeadlineExceeded) && errors.Is(err, hint(tt.h)) && len(starts) == 1 && at == tt.call && live
+					} else if ok {
+						waits[i] = starts[1] - starts[0] - tt.call
+					}
+					if !ok {
+						bad[i] = fmt.Sprintf("Do() = %v after calls at %v, returning at %v, a done ctx seen: %t, then: %t; want nil after 2 calls and no done ctx, or at once an error matching DeadlineExceeded and fn's, ctx live", err, starts, at, sawDone, !live)
+					}
+				}
+				// One at a time but for the fleet: 1,000 goroutines in every row
+				// make the race detector's runtime fail a CHECK now and then.
 				var wg sync.WaitGroup
 				for i := range waits {
-					wg.Go(func() {
-						starts, start, sawDone := []time.Duration(nil), time.Now(), false
-						err := retry.Do(ctx, retry.Policy{Base: tt.base}, func(ctx context.Context) error {
-							starts, sawDone = append(starts, time.Since(start)), sawDone || ctx.Err() != nil
-							time.Sleep(tt.call)
-							if sawDone = sawDone || ctx.Err() != nil; len(starts) == 1 {
-								return hint(tt.h)
-							}
-							return nil
-						})
-						at, live := time.Since(start), ctx.Err() == nil
-						ok := err == nil && len(starts) == 2 && !sawDone
-						if tt.early {
-							ok = errors.Is(err, context.DeadlineExceeded) && errors.Is(err, hint(tt.h)) && len(starts) == 1 && at == tt.call && live
-						} else if ok {
-							waits[i] = starts[1] - starts[0] - tt.call
-						}
-						if !ok {
-							bad[i] = fmt.Sprintf("Do() = %v after calls at %v, returning at %v, a done ctx seen: %t, then: %t; want nil after 2 calls, no done ctx, "+
-								"or where the row returns at once, an error matching DeadlineExceeded and fn's after 1, ctx live", err, starts, at, sawDone, !live)
-						}
-					})
+					ctx, cancel := context.WithTimeout(context.Background(), tt.left)
+					defer cancel()
+					if strings.HasPrefix(tt.name, "a fleet") {
+						wg.Go(func() { client(ctx, i) })
+					} else {
+						client(ctx, i)
+					}
 				}
 				wg.Wait()
 				if i := slices.IndexFunc(bad, func(s string) bool { return s != "" }); i >= 0 {
@@ -839,8 +842,7 @@ func FuzzDo(f *testing.F) {
 	f.Add(-5, int64(-1), int64(1), []byte{9, 14, 0, 5, 5, 2})
 	f.Add(4, int64(time.Millisecond), int64(time.Second), []byte{8, 2, 1, 7, 4, 0, 3, 9, 12})
 	f.Add(6, int64(time.Millisecond), int64(time.Minute), []byte{10, 8, 3, 7, 11, 2, 6, 1, 5, 9, 50})
-	// Schedules: the defaults for negative fields (4 attempts, ceilings of
-	// 100ms, 200ms, 400ms), doubling up to Max, and a Base above Max.
+	// Schedules: the defaults for negative fields, doubling up to Max, and a Base above Max.
 	f.Add(-1, int64(-1), int64(-1), slices.Repeat([]byte{1}, 8))
 	f.Add(6, int64(time.Second), int64(5*time.Second), slices.Repeat([]byte{1}, 12))
 	f.Add(3, int64(time.Hour), int64(time.Second), slices.Repeat([]byte{1}, 6))
@@ -860,8 +862,7 @@ func FuzzDo(f *testing.F) {
 		// Call i returns trees[i].err, until Do stops as its doc says, with
 		// the error of the last tree.
 		b := &builder{script: script}
-		var trees []tree
-		var errs []error
+		var trees, errs = []tree(nil), []error(nil)
 		for {
 			tr := b.tree(0)
 			trees, errs = append(trees, tr), append(errs, tr.err)
