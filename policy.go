@@ -15,8 +15,8 @@ const (
 )
 
 // A Policy describes how many times [Do] calls fn and how long it waits
-// between calls. The zero Policy is valid, and a Policy is safe for
-// concurrent use.
+// between calls. The zero Policy is valid; a Policy is safe for concurrent
+// use.
 //
 // After attempt n fails, Do waits a random time, uniform from 0 to the
 // ceiling c = min(Max, Base<<(n-1)). If fn's error carries a hint h > 0,
@@ -26,7 +26,8 @@ type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int
 
-	// Base is the ceiling of the first wait. Zero or negative means 100ms.
+	// Base is the ceiling of the first wait without a hint, at most Max.
+	// Zero or negative means 100ms.
 	Base time.Duration
 
 	// Max is the ceiling of every wait. Zero or negative means 10s.

@@ -7,8 +7,8 @@
 //		return send(ctx, msg)
 //	})
 //
-// [Policy] sets the number of calls and the waits; [Permanent] and [After]
-// mark the function's errors.
+// [Policy] sets the calls and waits; [Permanent] and [After] mark the
+// function's errors.
 package retry
 
 import (
@@ -21,18 +21,20 @@ import (
 // Do calls fn(ctx) until it returns nil, waiting as [Policy] describes. Do
 // panics if ctx or fn is nil.
 //
-// Do stops after Attempts calls, or at once if fn's error carries a
-// [Permanent] marker or [errors.As] finds in it an error whose Retryable()
-// bool method returns false or whose RetryAfter() time.Duration method
-// returns more than Max. Unless ctx is done, Do then returns fn's error.
+// Do stops after Attempts calls, or at once if, in fn's error:
+//   - there is a [Permanent] marker;
+//   - the first Retryable() bool method returns false; or
+//   - the first RetryAfter() time.Duration method returns more than Max.
 //
-// Once ctx is done, Do stops; its error matches ctx.Err(),
-// context.Cause(ctx) and fn's last error, if any.
+// Unless ctx is done, it returns fn's error.
 //
-// If ctx has a deadline, Do shortens each wait so that the wait and a call
-// as long as the last end before it. If even the shortest wait (the hint, or 0)
-// cannot, Do returns at once an error that matches
-// [context.DeadlineExceeded] and fn's last error.
+// If ctx is done when a call fails, Do's error matches ctx.Err(),
+// context.Cause(ctx) and fn's error.
+//
+// Before ctx's deadline, Do shortens each wait so that it and a call as long
+// as the last one end in time. If the shortest wait (the hint, or 0) is
+// too long, Do returns at once an error that matches
+// [context.DeadlineExceeded] and fn's error.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	if ctx == nil {
 		panic("retry: nil Context")
