@@ -38,8 +38,8 @@ func ExampleDo() {
 	// err: <nil> after 3 attempts
 }
 
-// An error wrapped with Permanent stops Do at the first call; errors.Is
-// finds the error marked in Do's error.
+// An error wrapped with Permanent stops Do at the first call, and errors.Is
+// still finds errNotFound in Do's error.
 func ExampleDo_permanent() {
 	errNotFound := errors.New("not found")
 	attempts := 0
@@ -74,7 +74,7 @@ func ExamplePermanent() {
 // After adds a server's hint to an error. Do waits at least the hint, so
 // its second attempt succeeds.
 func ExampleAfter() {
-	// Without the hint, Do would wait a few milliseconds.
+	// Without the hint, Do would wait a millisecond at most.
 	p := retry.Policy{Base: time.Millisecond}
 	var up time.Time // the dependency is down until then
 	attempts := 0
@@ -135,7 +135,7 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 		return io.ReadAll(resp.Body)
 	case http.StatusServiceUnavailable:
 		// For more than 1<<32-1 seconds, ParseUint returns 1<<32-1: a hint far
-		// above Max, so Do stops. A header with no seconds gives 0: no hint.
+		// above Max, so Do stops. A header that is not a number gives 0: no hint.
 		secs, _ := strconv.ParseUint(resp.Header.Get("Retry-After"), 10, 32)
 		return nil, retry.After(err, time.Duration(secs)*time.Second)
 	}
@@ -143,7 +143,7 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 }
 
 // Each attempt gets 50ms, and the whole call a deadline. The server never
-// answers; fetchWithin tells an attempt's timeout from the whole deadline.
+// answers; fetchWithin tells an attempt's timeout from the whole call's deadline.
 func ExampleDo_attemptTimeout() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
@@ -172,10 +172,10 @@ var errAttemptTimeout = errors.New("attempt timed out")
 
 // fetchWithin calls fetch with a timeout of its own. If that timeout ends
 // the attempt, it returns errAttemptTimeout with the callee's error as text
-// only, so as not to match context.DeadlineExceeded: the whole deadline's.
+// only: only the whole call's deadline matches context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel() // it ends reads of the body, which fetch has read in full
+	defer cancel() // safe: fetch has read the whole body
 	body, err := fetch(attemptCtx, url)
 	if err != nil && attemptCtx.Err() != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("%w: %v", errAttemptTimeout, err)
@@ -278,8 +278,8 @@ func ExampleDo_observe() {
 	// level=ERROR msg="gave up" call=4 attempts=2 err="retry: context canceled; last error: HTTP 503"
 }
 
-// observe calls Do with fn. Before each retry it logs the wait and the
-// error before it; if Do fails, it logs Do's error. Where fn's error
+// observe calls Do with fn. Before each retry, observe logs the wait and the
+// error that caused it; if Do fails, Do's error. Where fn's error
 // carries a hint, it logs the hint and Max too.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
@@ -317,8 +317,8 @@ type writeError string
 func (e writeError) Error() string   { return string(e) }
 func (e writeError) Retryable() bool { return e == "lock held" }
 
-// An error can have a Retryable() bool method, without importing this
-// package, to say whether it is worth retrying; false stops Do.
+// An error type can say whether it is worth retrying with a Retryable() bool
+// method, and need not import this package; false stops Do.
 func ExampleDo_retryable() {
 	attempt := 0
 	err := retry.Do(context.Background(), retry.Policy{}, func(context.Context) error {
@@ -374,7 +374,7 @@ func ExampleDo_budget() {
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),
-		errRefused,
+		errServiceUnavailable,
 	} {
 		attempts, through, refused := 0, 0, 0
 		for range 20 {
@@ -505,16 +505,17 @@ type pgError string
 func (e pgError) Error() string    { return "SQLSTATE " + string(e) }
 func (e pgError) SQLState() string { return string(e) }
 
-var errRefused = errors.New("503 service unavailable")
+var errServiceUnavailable = errors.New("503 service unavailable")
 
 var errNotFound = errors.New("404 not found")
 
 var errThrottled = errors.New("retry throttled")
 
-// throttle records err in b, skipping errors Do would not retry anyway. If
-// b refuses the retry, it returns err marked Permanent and wrapped with
-// errThrottled. A refused connection reached no server, so it is free;
-// make a dependency's own refusals free only if they cost it no work.
+// throttle records err in b, unless err is marked Permanent or its first
+// Retryable returns false. If b refuses the retry, it returns err wrapped
+// with errThrottled and marked Permanent. A refused connection reached no
+// server, so it is free; make quick rejections free only if they cost no
+// work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -529,7 +530,7 @@ func throttle(b *bucket, err error) error {
 
 // A bucket is a retry budget modeled on gRPC's retry throttling: a failure
 // takes a token, a success returns a tenth of one, and retries go on while
-// over half the tokens remain.
+// over half remain.
 type bucket struct {
 	mu      sync.Mutex // a bucket is safe for concurrent use
 	reserve int        // the retries a full bucket allows in a row; it holds 2*(reserve+1) tokens

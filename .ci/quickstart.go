@@ -75,7 +75,7 @@ func check() error {
 		names    []string
 	}{
 		{".ci/compare/tx_test.go", []string{"txn", "runTx", "errUnknownOutcome", "classify", "conflict"}},
-		{".ci/compare/overload_test.go", []string{"errRefused", "errNotFound", "errThrottled", "throttle", "bucket", "record"}},
+		{".ci/compare/overload_test.go", []string{"errServiceUnavailable", "errNotFound", "errThrottled", "throttle", "bucket", "record"}},
 		{".ci/compare/examples_test.go", []string{"observe", "fetch", "errAttemptTimeout", "fetchWithin"}},
 	} {
 		if err := sameDecls("example_test.go", c.evidence, c.names...); err != nil {

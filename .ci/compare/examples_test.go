@@ -34,8 +34,8 @@ import (
 // observe, fetch, errAttemptTimeout and fetchWithin are the examples', to
 // the letter, as .ci/quickstart.go checks.
 
-// observe calls Do with fn. Before each retry it logs the wait and the
-// error before it; if Do fails, it logs Do's error. Where fn's error
+// observe calls Do with fn. Before each retry, observe logs the wait and the
+// error that caused it; if Do fails, Do's error. Where fn's error
 // carries a hint, it logs the hint and Max too.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
@@ -86,7 +86,7 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 		return io.ReadAll(resp.Body)
 	case http.StatusServiceUnavailable:
 		// For more than 1<<32-1 seconds, ParseUint returns 1<<32-1: a hint far
-		// above Max, so Do stops. A header with no seconds gives 0: no hint.
+		// above Max, so Do stops. A header that is not a number gives 0: no hint.
 		secs, _ := strconv.ParseUint(resp.Header.Get("Retry-After"), 10, 32)
 		return nil, retry.After(err, time.Duration(secs)*time.Second)
 	}
@@ -97,10 +97,10 @@ var errAttemptTimeout = errors.New("attempt timed out")
 
 // fetchWithin calls fetch with a timeout of its own. If that timeout ends
 // the attempt, it returns errAttemptTimeout with the callee's error as text
-// only, so as not to match context.DeadlineExceeded: the whole deadline's.
+// only: only the whole call's deadline matches context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel() // it ends reads of the body, which fetch has read in full
+	defer cancel() // safe: fetch has read the whole body
 	body, err := fetch(attemptCtx, url)
 	if err != nil && attemptCtx.Err() != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("%w: %v", errAttemptTimeout, err)
@@ -317,7 +317,7 @@ func TestBudgetStopsAnOutageOf503s(t *testing.T) {
 					n := 0
 					err := retry.Do(context.Background(), retry.Policy{}, func(ctx context.Context) error {
 						n++
-						return throttle(budget, errRefused)
+						return throttle(budget, errServiceUnavailable)
 					})
 					mu.Lock()
 					if after {

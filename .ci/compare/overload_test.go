@@ -50,10 +50,10 @@ var errServer = errors.New("500 internal server error")
 //
 //   - hang: the worker stalls, and requests queue without a limit;
 //   - skip: as hang, but the worker skips a request whose caller has left;
-//   - shed: it answers errRefused at once, doing no work;
+//   - shed: it answers errServiceUnavailable at once, doing no work;
 //   - limit: the worker stalls; at any time, a request is admitted while
 //     fewer than 100 admitted requests are unfinished, callers that left
-//     included, and answered errRefused at once otherwise. Each refusal
+//     included, and answered errServiceUnavailable at once otherwise. Each refusal
 //     adds refusal to a debt the worker pays before its next request,
 //     except while it stalls;
 //   - slow: a request gets serveTime of work, then errServer.
@@ -104,13 +104,13 @@ func (d *dependency) call(ctx context.Context) error {
 	switch {
 	case d.kind == "shed" && d.isDown():
 		d.mu.Unlock()
-		return errRefused
+		return errServiceUnavailable
 	case d.kind == "limit" && d.unfinished >= 100:
 		if !d.isDown() {
 			d.debt += d.refusal
 		}
 		d.mu.Unlock()
-		return errRefused
+		return errServiceUnavailable
 	}
 	r := &request{reply: make(chan error, 1)}
 	d.queue = append(d.queue, r)
@@ -166,7 +166,7 @@ func (d *dependency) serve(stop <-chan struct{}) {
 		case d.kind == "skip" && r.left:
 			work = 0
 		case d.isDown() && d.kind == "shed":
-			err, work = errRefused, 0
+			err, work = errServiceUnavailable, 0
 		case d.isDown() && d.kind == "slow", d.failRate > 0 && d.draws.Float64() < d.failRate:
 			err = errServer
 		}
@@ -257,9 +257,9 @@ func bucketRow(name string, reserve int, feed func(*bucket, error) error) overlo
 
 // throttleFreeRefusals is throttle with the opt-in its doc names: the
 // dependency's own refusals, which it answers at once without the work
-// (errRefused, from shed and limit), are free, as a refused connection is.
+// (errServiceUnavailable, from shed and limit), are free, as a refused connection is.
 func throttleFreeRefusals(b *bucket, err error) error {
-	if !errors.Is(err, errRefused) {
+	if !errors.Is(err, errServiceUnavailable) {
 		return throttle(b, err)
 	}
 	if !b.record(err, true) {
@@ -750,20 +750,21 @@ func writeOverloadSeries(name string, c overloadCell, runs map[string]overloadRu
 	return os.WriteFile(name, []byte(b.String()), 0o644)
 }
 
-// errRefused, errNotFound, errThrottled, throttle, bucket and record are
+// errServiceUnavailable, errNotFound, errThrottled, throttle, bucket and record are
 // ExampleDo_budget's, to the letter, as .ci/quickstart.go checks; the
-// model answers errRefused when it refuses a request at once.
+// model answers errServiceUnavailable when it refuses a request at once.
 
-var errRefused = errors.New("503 service unavailable")
+var errServiceUnavailable = errors.New("503 service unavailable")
 
 var errNotFound = errors.New("404 not found")
 
 var errThrottled = errors.New("retry throttled")
 
-// throttle records err in b, skipping errors Do would not retry anyway. If
-// b refuses the retry, it returns err marked Permanent and wrapped with
-// errThrottled. A refused connection reached no server, so it is free;
-// make a dependency's own refusals free only if they cost it no work.
+// throttle records err in b, unless err is marked Permanent or its first
+// Retryable returns false. If b refuses the retry, it returns err wrapped
+// with errThrottled and marked Permanent. A refused connection reached no
+// server, so it is free; make quick rejections free only if they cost no
+// work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -778,7 +779,7 @@ func throttle(b *bucket, err error) error {
 
 // A bucket is a retry budget modeled on gRPC's retry throttling: a failure
 // takes a token, a success returns a tenth of one, and retries go on while
-// over half the tokens remain.
+// over half remain.
 type bucket struct {
 	mu      sync.Mutex // a bucket is safe for concurrent use
 	reserve int        // the retries a full bucket allows in a row; it holds 2*(reserve+1) tokens
