@@ -117,8 +117,8 @@ func ExampleDo_retryAfter() {
 	// OK <nil> after 2 calls
 }
 
-// fetch GETs url and returns a 200's body. A 503's error carries the
-// Retry-After hint, through After; any other status is Permanent.
+// fetch GETs url and returns a 200's body. A 503 whose Retry-After holds
+// seconds carries that hint, through After; any other status is Permanent.
 func fetch(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -171,11 +171,12 @@ func ExampleDo_attemptTimeout() {
 var errAttemptTimeout = errors.New("attempt timed out")
 
 // fetchWithin calls fetch with a timeout of its own. If that timeout ends
-// the attempt, it returns errAttemptTimeout with the callee's error as text
-// only: only the whole call's deadline matches context.DeadlineExceeded.
+// the attempt, it returns errAttemptTimeout with fetch's error by %v, not
+// %w, so that only the whole call's deadline matches
+// context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel() // safe: fetch has read the whole body
+	defer cancel() // safe: fetch returns bytes, not an open body
 	body, err := fetch(attemptCtx, url)
 	if err != nil && attemptCtx.Err() != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("%w: %v", errAttemptTimeout, err)
@@ -202,7 +203,7 @@ func ExampleDoValue() {
 // A loop that never gives up, such as a reconnect loop, takes its waits
 // from Policy.Delay and stops waiting when ctx ends.
 func ExamplePolicy_Delay() {
-	ctx := context.Background() // in a service, its ctx, canceled at shutdown
+	ctx := context.Background() // in a service, the service's, canceled at shutdown
 	p := retry.Policy{Base: time.Millisecond, Max: 50 * time.Millisecond}
 	for attempt := 1; ; attempt++ {
 		var err error // stands for a connect that fails four times
@@ -279,7 +280,7 @@ func ExampleDo_observe() {
 }
 
 // observe calls Do with fn. Before each retry, observe logs the wait and the
-// error that caused it; if Do fails, Do's error. Where fn's error
+// error that caused it; if Do fails, it logs Do's error. Where fn's error
 // carries a hint, it logs the hint and Max too.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
@@ -317,8 +318,8 @@ type writeError string
 func (e writeError) Error() string   { return string(e) }
 func (e writeError) Retryable() bool { return e == "lock held" }
 
-// An error type can say whether it is worth retrying with a Retryable() bool
-// method, and need not import this package; false stops Do.
+// An error type can say, with a Retryable() bool method, whether it is
+// worth retrying, without importing this package; false stops Do.
 func ExampleDo_retryable() {
 	attempt := 0
 	err := retry.Do(context.Background(), retry.Policy{}, func(context.Context) error {
@@ -405,8 +406,8 @@ func ExampleDo_budget() {
 }
 
 // Do retries a transaction whole, each attempt with its own timeout. A
-// COMMIT that fails other than with SQLSTATE 40001 or 40P01 is not retried:
-// its outcome is unknown.
+// COMMIT that fails other than with SQLSTATE 40001 or 40P01 is not retried,
+// since it may have taken effect.
 func ExampleDo_transaction() {
 	// The Policy suits about 40 clients on one row.
 	p := retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second}
@@ -511,11 +512,11 @@ var errNotFound = errors.New("404 not found")
 
 var errThrottled = errors.New("retry throttled")
 
-// throttle records err in b, unless err is marked Permanent or its first
-// Retryable returns false. If b refuses the retry, it returns err wrapped
-// with errThrottled and marked Permanent. A refused connection reached no
-// server, so it is free; make quick rejections free only if they cost no
-// work.
+// throttle records err in b unless it is marked Permanent or its first
+// Retryable returns false. If b refuses the retry, throttle marks err
+// Permanent, with errThrottled. A refused connection, which
+// reached no server, is free; make other failures free only if they cost
+// the dependency no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -537,8 +538,8 @@ type bucket struct {
 	spent   int        // the tenths of a token taken: a new bucket is full
 }
 
-// record records err, nil for a success, and reports whether a retry may
-// follow. A free failure costs nothing.
+// record records err (nil for a success) and reports whether a retry may
+// follow.
 func (b *bucket) record(err error, free bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -13,10 +13,10 @@ import (
 var ErrPermanent = errors.New("retry: permanent")
 
 // Permanent returns err wrapped in a marker. A marker anywhere in fn's error
-// stops [Do] at once, even inside an error whose Retryable method returns
-// true. Do's error keeps the marker, so an outer Do stops too. The marker
-// has err's message, Unwrap returns err, and Retryable returns false.
-// Permanent returns err if err is nil or already a marker.
+// stops [Do] at once, even inside an error whose Retryable returns true.
+// Do's error keeps the marker, so an outer Do stops too. The marker has
+// err's message, Unwrap returns err, and Retryable returns false. Permanent
+// returns err if err is nil or already a marker.
 func Permanent(err error) error {
 	if _, ok := err.(*permanent); ok || err == nil {
 		return err

@@ -26,16 +26,16 @@ type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int
 
-	// Base is the ceiling of the first wait without a hint, at most Max.
-	// Zero or negative means 100ms.
+	// Base is the ceiling of the first wait without a hint. Zero or negative
+	// means 100ms.
 	Base time.Duration
 
 	// Max is the ceiling of every wait. Zero or negative means 10s.
 	Max time.Duration
 }
 
-// Delay returns the wait Do draws after attempt n fails with no hint and no
-// deadline. An n below 1 means 1.
+// Delay returns a random wait Do could draw after attempt n fails with no
+// hint and no deadline. An n below 1 means 1.
 func (p Policy) Delay(n int) time.Duration {
 	return draw(p.ceiling(n))
 }

@@ -18,23 +18,22 @@ import (
 	"time"
 )
 
-// Do calls fn(ctx) until it returns nil, waiting as [Policy] describes. Do
-// panics if ctx or fn is nil.
+// Do calls fn(ctx) until it returns nil or ctx is done, waiting as [Policy]
+// describes. Do panics if ctx or fn is nil.
 //
 // Do stops after Attempts calls, or at once if, in fn's error:
 //   - there is a [Permanent] marker;
 //   - the first Retryable() bool method returns false; or
 //   - the first RetryAfter() time.Duration method returns more than Max.
 //
-// Unless ctx is done, it returns fn's error.
+// Unless ctx is done, Do then returns fn's error.
 //
-// If ctx is done when a call fails, Do's error matches ctx.Err(),
-// context.Cause(ctx) and fn's error.
+// If ctx is done when Do fails, its error matches ctx.Err(),
+// context.Cause(ctx) and fn's last error, if any.
 //
-// Before ctx's deadline, Do shortens each wait so that it and a call as long
-// as the last one end in time. If the shortest wait (the hint, or 0) is
-// too long, Do returns at once an error that matches
-// [context.DeadlineExceeded] and fn's error.
+// If ctx has a deadline, Do shortens each wait so that the wait and a call
+// as long as the last one end before it. If no wait fits, Do returns at
+// once an error that matches [context.DeadlineExceeded] and fn's error.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	if ctx == nil {
 		panic("retry: nil Context")

@@ -92,7 +92,8 @@ func bubble(t *testing.T, f func(*testing.T)) {
 	synctest.Test(t, f)
 }
 
-// Rule: Do calls fn(ctx) until it returns nil, waiting as Policy describes.
+// Rule: Do calls fn(ctx) until it returns nil or ctx is done, waiting as
+// Policy describes.
 
 type ctxKey struct{}
 
@@ -193,7 +194,7 @@ func TestNilPanicsAndDoneGetsNoCall(t *testing.T) {
 // Rule: Do stops after Attempts calls, or at once if, in fn's error, there is
 // a Permanent marker, the first Retryable() bool method returns false, or the
 // first RetryAfter() time.Duration method returns more than Max. Unless ctx
-// is done, it returns fn's error.
+// is done, Do then returns fn's error.
 
 // TestStopsWithFnsError runs Do inside an enclosing Do with the same Policy.
 // fn returns err on every call, first canceling ctx, with a cause, where the
@@ -263,8 +264,8 @@ func TestStopsWithFnsError(t *testing.T) {
 	}
 }
 
-// Rule: if ctx is done when a call fails, Do's error matches ctx.Err(),
-// context.Cause(ctx) and fn's error.
+// Rule: if ctx is done when Do fails, its error matches ctx.Err(),
+// context.Cause(ctx) and fn's last error, if any.
 
 // TestStopMessages has fn end ctx during the first call, or return an error
 // whose hint of an hour leaves no time for another attempt before a deadline
@@ -411,10 +412,9 @@ func TestCancelLeavesNoTimerRunning(t *testing.T) {
 	}
 }
 
-// Rule: before ctx's deadline, Do shortens each wait so that it and a call as
-// long as the last one end in time. If the shortest wait (the hint, or 0) is
-// too long, Do returns at once an error that matches context.DeadlineExceeded
-// and fn's error.
+// Rule: if ctx has a deadline, Do shortens each wait so that the wait and a
+// call as long as the last one end before it. If no wait fits, Do returns at
+// once an error that matches context.DeadlineExceeded and fn's error.
 
 // TestWaitsAndCallsEndBeforeTheDeadline runs 1,000 clients in virtual time,
 // each with a deadline left away (the fleet's at once); fn takes call, fails

@@ -35,7 +35,7 @@ import (
 // the letter, as .ci/quickstart.go checks.
 
 // observe calls Do with fn. Before each retry, observe logs the wait and the
-// error that caused it; if Do fails, Do's error. Where fn's error
+// error that caused it; if Do fails, it logs Do's error. Where fn's error
 // carries a hint, it logs the hint and Max too.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
@@ -68,8 +68,8 @@ func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	return err
 }
 
-// fetch GETs url and returns a 200's body. A 503's error carries the
-// Retry-After hint, through After; any other status is Permanent.
+// fetch GETs url and returns a 200's body. A 503 whose Retry-After holds
+// seconds carries that hint, through After; any other status is Permanent.
 func fetch(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -96,11 +96,12 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 var errAttemptTimeout = errors.New("attempt timed out")
 
 // fetchWithin calls fetch with a timeout of its own. If that timeout ends
-// the attempt, it returns errAttemptTimeout with the callee's error as text
-// only: only the whole call's deadline matches context.DeadlineExceeded.
+// the attempt, it returns errAttemptTimeout with fetch's error by %v, not
+// %w, so that only the whole call's deadline matches
+// context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel() // safe: fetch has read the whole body
+	defer cancel() // safe: fetch returns bytes, not an open body
 	body, err := fetch(attemptCtx, url)
 	if err != nil && attemptCtx.Err() != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("%w: %v", errAttemptTimeout, err)

@@ -760,11 +760,11 @@ var errNotFound = errors.New("404 not found")
 
 var errThrottled = errors.New("retry throttled")
 
-// throttle records err in b, unless err is marked Permanent or its first
-// Retryable returns false. If b refuses the retry, it returns err wrapped
-// with errThrottled and marked Permanent. A refused connection reached no
-// server, so it is free; make quick rejections free only if they cost no
-// work.
+// throttle records err in b unless it is marked Permanent or its first
+// Retryable returns false. If b refuses the retry, throttle marks err
+// Permanent, with errThrottled. A refused connection, which
+// reached no server, is free; make other failures free only if they cost
+// the dependency no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -786,8 +786,8 @@ type bucket struct {
 	spent   int        // the tenths of a token taken: a new bucket is full
 }
 
-// record records err, nil for a success, and reports whether a retry may
-// follow. A free failure costs nothing.
+// record records err (nil for a success) and reports whether a retry may
+// follow.
 func (b *bucket) record(err error, free bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
