@@ -534,8 +534,8 @@ func throttle(b *bucket, err error) error {
 // over half remain.
 type bucket struct {
 	mu      sync.Mutex // a bucket is safe for concurrent use
-	reserve int        // the retries a full bucket allows in a row; it holds 2*(reserve+1) tokens
-	spent   int        // the tenths of a token taken: a new bucket is full
+	reserve int        // a full bucket allows this many retries in a row
+	spent   int        // tenths of a token taken, of 20*(reserve+1): a new bucket is full
 }
 
 // record records err (nil for a success) and reports whether a retry may

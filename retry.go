@@ -28,7 +28,7 @@ import (
 //
 // Unless ctx is done, Do then returns fn's error.
 //
-// If ctx is done when Do fails, its error matches ctx.Err(),
+// If ctx is done when Do fails, Do's error matches ctx.Err(),
 // context.Cause(ctx) and fn's last error, if any.
 //
 // If ctx has a deadline, Do shortens each wait so that the wait and a call
