@@ -171,8 +171,8 @@ func ExampleDo_attemptTimeout() {
 var errAttemptTimeout = errors.New("attempt timed out")
 
 // fetchWithin calls fetch with a timeout of its own. If that timeout ends
-// the attempt, it returns errAttemptTimeout with fetch's error by %v, not
-// %w, so that only the whole call's deadline matches
+// the attempt, fetchWithin returns errAttemptTimeout with fetch's error as
+// text (%v, not %w), so that only the whole call's deadline matches
 // context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
@@ -203,7 +203,7 @@ func ExampleDoValue() {
 // A loop that never gives up, such as a reconnect loop, takes its waits
 // from Policy.Delay and stops waiting when ctx ends.
 func ExamplePolicy_Delay() {
-	ctx := context.Background() // in a service, the service's, canceled at shutdown
+	ctx := context.Background() // in a service, its context, canceled at shutdown
 	p := retry.Policy{Base: time.Millisecond, Max: 50 * time.Millisecond}
 	for attempt := 1; ; attempt++ {
 		var err error // stands for a connect that fails four times
@@ -513,10 +513,10 @@ var errNotFound = errors.New("404 not found")
 var errThrottled = errors.New("retry throttled")
 
 // throttle records err in b unless it is marked Permanent or its first
-// Retryable returns false. If b refuses the retry, throttle marks err
-// Permanent, with errThrottled. A refused connection, which
-// reached no server, is free; make other failures free only if they cost
-// the dependency no work.
+// Retryable returns false. If b refuses the retry, throttle wraps err with
+// errThrottled and marks it Permanent. A refused connection, reaching no
+// server, is free; make other failures free only if they cost the dependency
+// no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {

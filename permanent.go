@@ -31,8 +31,8 @@ func (e *permanent) Unwrap() error        { return e.err }
 func (e *permanent) Is(target error) bool { return target == ErrPermanent }
 func (e *permanent) Retryable() bool      { return false }
 
-// After returns err wrapped with a hint to wait at least d before the next
-// attempt. The error has err's message, Unwrap returns err, and RetryAfter
+// After returns err wrapped with a hint to wait at least d before trying
+// again. The error has err's message, Unwrap returns err, and RetryAfter
 // returns d. After returns err if err is nil or d <= 0.
 func After(err error, d time.Duration) error {
 	if err == nil || d <= 0 {

@@ -14,20 +14,19 @@ const (
 	defaultMax      = 10 * time.Second
 )
 
-// A Policy describes how many times [Do] calls fn and how long it waits
-// between calls. The zero Policy is valid; a Policy is safe for concurrent
-// use.
+// A Policy sets how many times [Do] calls fn and how long it waits. The
+// zero Policy is valid; a Policy is safe for concurrent use.
 //
-// After attempt n fails, Do waits a random time, uniform from 0 to the
-// ceiling c = min(Max, Base<<(n-1)). If fn's error carries a hint h > 0,
+// After attempt n fails, Do waits a random time, uniform from 0 to a ceiling
+// c that starts at Base and doubles after each failure, up to Max:
+// c = min(Max, Base<<(n-1)). If fn's error carries a hint h > 0,
 // the wait is uniform from h to min(Max, h+max(h, c)). A deadline can
 // shorten a wait, but not below h.
 type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int
 
-	// Base is the ceiling of the first wait without a hint. Zero or negative
-	// means 100ms.
+	// Base is the first ceiling. Zero or negative means 100ms.
 	Base time.Duration
 
 	// Max is the ceiling of every wait. Zero or negative means 10s.

@@ -7,8 +7,7 @@
 //		return send(ctx, msg)
 //	})
 //
-// [Policy] sets the calls and waits; [Permanent] and [After] mark the
-// function's errors.
+// [Policy] sets the calls and waits; [Permanent] and [After] mark errors.
 package retry
 
 import (
@@ -32,7 +31,7 @@ import (
 // context.Cause(ctx) and fn's last error, if any.
 //
 // If ctx has a deadline, Do shortens each wait so that the wait and a call
-// as long as the last one end before it. If no wait fits, Do returns at
+// as long as the last one end before the deadline. If no wait fits, Do returns at
 // once an error that matches [context.DeadlineExceeded] and fn's error.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	if ctx == nil {
@@ -93,7 +92,7 @@ func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 }
 
 // DoValue is [Do] for a function that also returns a value. It returns the
-// value from the call that succeeded, or the zero value and Do's error.
+// successful call's value, or the zero value and Do's error.
 func DoValue[T any](ctx context.Context, p Policy, fn func(context.Context) (T, error)) (T, error) {
 	var v T
 	var call func(context.Context) error // nil for a nil fn, so that Do panics

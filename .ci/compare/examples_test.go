@@ -96,8 +96,8 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 var errAttemptTimeout = errors.New("attempt timed out")
 
 // fetchWithin calls fetch with a timeout of its own. If that timeout ends
-// the attempt, it returns errAttemptTimeout with fetch's error by %v, not
-// %w, so that only the whole call's deadline matches
+// the attempt, fetchWithin returns errAttemptTimeout with fetch's error as
+// text (%v, not %w), so that only the whole call's deadline matches
 // context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)

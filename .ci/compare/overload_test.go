@@ -761,10 +761,10 @@ var errNotFound = errors.New("404 not found")
 var errThrottled = errors.New("retry throttled")
 
 // throttle records err in b unless it is marked Permanent or its first
-// Retryable returns false. If b refuses the retry, throttle marks err
-// Permanent, with errThrottled. A refused connection, which
-// reached no server, is free; make other failures free only if they cost
-// the dependency no work.
+// Retryable returns false. If b refuses the retry, throttle wraps err with
+// errThrottled and marks it Permanent. A refused connection, reaching no
+// server, is free; make other failures free only if they cost the dependency
+// no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
