@@ -243,8 +243,8 @@ func ExampleDo_observe() {
 			case slog.TimeKey:
 				return slog.Attr{} // it changes from run to run: a service keeps it
 			case "wait":
-				// Random, up to Max: a service keeps the value.
-				return slog.String("wait", "up to "+p.Max.String())
+				// Measured, so it varies from run to run: a service keeps it.
+				return slog.String("wait", "(varies)")
 			}
 			return a
 		},
@@ -268,14 +268,14 @@ func ExampleDo_observe() {
 		cancel()
 	}
 	// Output:
-	// level=INFO msg=retry call=1 attempt=2 wait="up to 2ms" after="HTTP 503"
-	// level=INFO msg=retry call=1 attempt=3 wait="up to 2ms" after="HTTP 503"
+	// level=INFO msg=retry call=1 attempt=2 wait=(varies) after="HTTP 503"
+	// level=INFO msg=retry call=1 attempt=3 wait=(varies) after="HTTP 503"
 	// level=ERROR msg="gave up" call=1 attempts=3 err="HTTP 503"
-	// level=INFO msg=retry call=2 attempt=2 wait="up to 2ms" after="HTTP 503"
+	// level=INFO msg=retry call=2 attempt=2 wait=(varies) after="HTTP 503"
 	// level=ERROR msg="gave up" call=2 attempts=2 err="HTTP 404"
-	// level=INFO msg=retry call=3 attempt=2 wait="up to 2ms" hint=1ms max=2ms after="HTTP 429"
+	// level=INFO msg=retry call=3 attempt=2 wait=(varies) hint=1ms max=2ms after="HTTP 429"
 	// level=ERROR msg="gave up" call=3 attempts=2 hint=1m0s max=2ms err="HTTP 429"
-	// level=INFO msg=retry call=4 attempt=2 wait="up to 2ms" after="HTTP 503"
+	// level=INFO msg=retry call=4 attempt=2 wait=(varies) after="HTTP 503"
 	// level=ERROR msg="gave up" call=4 attempts=2 err="retry: context canceled; last error: HTTP 503"
 }
 
