@@ -19,9 +19,9 @@ const (
 //
 // After attempt n fails, Do waits a random time, uniform from 0 to a ceiling
 // c that starts at Base and doubles after each failure, up to Max:
-// c = min(Max, Base<<(n-1)). If fn's error carries a hint h > 0,
-// the wait is uniform from h to min(Max, h+max(h, c)). A deadline can
-// shorten a wait, but not below h.
+// c = min(Max, Base<<(n-1)). If fn's error carries a hint h > 0, the wait
+// is uniform from h to min(Max, h+max(h, c)). A deadline can shorten a
+// wait, but not below h.
 type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int

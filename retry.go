@@ -31,8 +31,9 @@ import (
 // context.Cause(ctx) and fn's last error, if any.
 //
 // If ctx has a deadline, Do shortens each wait so that the wait and a call
-// as long as the last one end before the deadline. If no wait fits, Do returns at
-// once an error that matches [context.DeadlineExceeded] and fn's error.
+// as long as the last one end before the deadline. If no wait fits, Do
+// returns at once an error that matches [context.DeadlineExceeded] and fn's
+// error.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	if ctx == nil {
 		panic("retry: nil Context")
@@ -61,7 +62,8 @@ func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 		}
 		longest := p.max() // the longest wait
 		if hasDeadline {
-			// The wait and a call as long as this one must end before it.
+			// The wait and a call as long as this one must end before the
+			// deadline.
 			now := time.Now()
 			longest = deadline.Add(-now.Sub(start) - 1).Sub(now)
 			if longest < max(h, 0) {
