@@ -144,9 +144,9 @@ func stopped(ctx context.Context, last error) error {
 	// own over a live parent made by WithCancel. errors.Is rather than ==,
 	// which panics on an error type that is not comparable.
 	cause := context.Cause(ctx)
-	plain := cause == nil || errors.Is(err, cause) // no cause to add
+	plain := cause == nil || errors.Is(err, cause) || errors.Is(last, cause) // no cause to add
 	switch {
-	case errors.Is(last, err) && (plain || errors.Is(last, cause)):
+	case errors.Is(last, err) && plain:
 		return last // an inner Do's error, or ctx.Err() itself
 	case last == nil && plain:
 		return fmt.Errorf("retry: %w", err)

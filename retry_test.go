@@ -281,6 +281,7 @@ func TestStopMessages(t *testing.T) {
 	}
 	failLate := func(context.Context, func()) error { time.Sleep(2 * time.Second); return boom }
 	ctxErr := func(ctx context.Context, end func()) error { end(); return ctx.Err() }
+	causeErr := func(ctx context.Context, end func()) error { end(); return fmt.Errorf("op: %w", context.Cause(ctx)) }
 	innerCanceled := func(ctx context.Context, _ func()) error {
 		ctx, cancel := context.WithCancel(ctx)
 		return inner(ctx, cancel)
@@ -300,6 +301,7 @@ func TestStopMessages(t *testing.T) {
 		{"an inner Do's early deadline return comes back as it is", true, nil, inner, "retry: no time for another attempt before the deadline; last error: boom"},
 		{"ctx.Err() itself comes back as it is", false, nil, ctxErr, "context canceled"},
 		{"ctx.Err() gets a cause it does not match", false, shutdown, ctxErr, "retry: context canceled (cause: shutting down); last error: context canceled"},
+		{"fn's error that matches the cause says it once", false, shutdown, causeErr, "retry: context canceled; last error: op: shutting down"},
 		{"an inner Do's cancel under an outer deadline gets the deadline", true, nil, innerCanceled,
 			"retry: no time for another attempt before the deadline; last error: retry: context canceled; last error: boom"},
 	}
