@@ -70,8 +70,8 @@ type hintedClient struct {
 	get  func(ctx context.Context, client *http.Client, url string) error
 }
 
-// retryAfter reads a Retry-After header, in seconds or as an HTTP-date.
-func retryAfter(h http.Header) time.Duration {
+// headerWait reads a Retry-After header, in seconds or as an HTTP-date.
+func headerWait(h http.Header) time.Duration {
 	v := h.Get("Retry-After")
 	if secs, err := strconv.Atoi(v); err == nil {
 		return time.Duration(secs) * time.Second
@@ -98,7 +98,7 @@ func getOnce(ctx context.Context, client *http.Client, url string) (wait time.Du
 	if resp.StatusCode == http.StatusOK {
 		return 0, nil
 	}
-	return retryAfter(resp.Header), fmt.Errorf("HTTP %d", resp.StatusCode)
+	return headerWait(resp.Header), fmt.Errorf("HTTP %d", resp.StatusCode)
 }
 
 var hintedStrategies = []hintedClient{
