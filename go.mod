@@ -1,3 +1,3 @@
 module github.com/bfc42b4f/retry
 
-go 1.25
+go 1.22

@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: MIT
 
+// These tests need Go 1.25, for testing/synctest, and the timers of Go 1.23
+// and later, which a module whose go line is below 1.23 would not select.
+
+//go:build go1.25
+//go:debug asynctimerchan=0
+
 package retry_test
 
 import (
@@ -677,6 +683,22 @@ func TestErrPermanent(t *testing.T) {
 				t.Errorf("%s: errors.Is(%v, ErrPermanent) = %t, want %t; the first Retryable is %#v, want one returning %t",
 					tt.name, e, marked, tt.marked, r, tt.retryable)
 			}
+		}
+	}
+}
+
+// TestErrPermanentItself: ErrPermanent itself, bare or wrapped with %w, stops
+// Do at once, and an enclosing Do too, though it has no Retryable method.
+func TestErrPermanentItself(t *testing.T) {
+	p := retry.Policy{Attempts: 3, Base: time.Nanosecond}
+	for _, perm := range []error{retry.ErrPermanent, fmt.Errorf("%w: user 7", retry.ErrPermanent)} {
+		outer, inner := 0, 0
+		err := retry.Do(context.Background(), p, func(ctx context.Context) error {
+			outer++
+			return retry.Do(ctx, p, func(context.Context) error { inner++; return perm })
+		})
+		if err != perm || outer != 1 || inner != 1 {
+			t.Errorf("Do(Do()) = %v after %d and %d calls, want %v after 1 and 1", err, outer, inner, perm)
 		}
 	}
 }
