@@ -9,9 +9,9 @@
 //
 // It asks golang.org/x/mod/zip, the code the go command uses to make a
 // module's zip, which files of the directory the zip holds, and exits 1 if
-// any is not a file of the library: .ci has a go.mod of its own, which
-// leaves it out. Run it on a clean clone, as CI does: the zip would hold an
-// untracked file too.
+// any is not in the list below: .ci has a go.mod of its own, which leaves it
+// out. Run it on a clean clone, as CI does: the zip would hold an untracked
+// file too.
 package main
 
 import (
@@ -23,10 +23,12 @@ import (
 	"golang.org/x/mod/zip"
 )
 
-// library holds the files users download.
+// library holds the files users download: the library's, and the workflow
+// that runs CI where the repository is published.
 var library = []string{
-	".gitignore", "LICENSE", "README.md", "example_test.go", "go.mod",
-	"permanent.go", "policy.go", "retry.go", "retry_test.go",
+	".github/workflows/ci.yml", ".gitignore", "LICENSE", "README.md",
+	"example_test.go", "go.mod", "permanent.go", "policy.go", "retry.go",
+	"retry_test.go",
 }
 
 func main() {
