@@ -8,15 +8,15 @@ import (
 	"time"
 )
 
-// ErrPermanent is what [errors.Is] finds in an error that carries a
-// [Permanent] marker.
+// ErrPermanent is what an error from [Permanent] matches under
+// [errors.Is]. ErrPermanent itself, wrapped with %w or not, stops [Do] too.
 var ErrPermanent = errors.New("retry: permanent")
 
-// Permanent returns err wrapped in a marker. A marker anywhere in fn's error
-// stops [Do] at once, even inside an error whose Retryable returns true.
-// Do's error keeps the marker, so an outer Do stops too. The marker has
-// err's message, Unwrap returns err, and Retryable returns false. Permanent
-// returns err if err is nil or already a marker.
+// Permanent returns err wrapped in a marker that matches [ErrPermanent], so
+// that [Do] stops at once, even inside an error whose Retryable returns
+// true. Do's error keeps the marker, so an outer Do stops too. The marker
+// has err's message, Unwrap returns err, and Retryable returns false. If
+// err is nil or was returned by Permanent, Permanent returns err.
 func Permanent(err error) error {
 	if _, ok := err.(*permanent); ok || err == nil {
 		return err

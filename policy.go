@@ -19,17 +19,21 @@ const (
 //
 // After attempt n fails, Do waits a random time, uniform from 0 to a ceiling
 // c that starts at Base and doubles after each failure, up to Max:
-// c = min(Max, Base<<(n-1)). If fn's error carries a hint h > 0, the wait
-// is uniform from h to min(Max, h+max(h, c)). A deadline can shorten a
-// wait, but not below h.
+// c = min(Max, Base<<(n-1)).
+//
+// If fn's error carries a hint h > 0 ([Do] says how), the wait is uniform
+// from h to h+max(h, c), and at most Max: with h = 1s and c = 400ms, from 1s
+// to 2s. A deadline can shorten a wait, but not below h.
 type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int
 
-	// Base is the first ceiling. Zero or negative means 100ms.
+	// Base caps the first wait, when fn's error has no hint. Zero or
+	// negative means 100ms.
 	Base time.Duration
 
-	// Max is the ceiling of every wait. Zero or negative means 10s.
+	// Max caps every wait, and a hint above Max ends Do at once. Zero or
+	// negative means 10s.
 	Max time.Duration
 }
 

@@ -20,20 +20,21 @@ import (
 // Do calls fn(ctx) until it returns nil or ctx is done, waiting as [Policy]
 // describes. Do panics if ctx or fn is nil.
 //
-// Do stops after Attempts calls, or at once if, in fn's error:
-//   - there is a [Permanent] marker;
-//   - the first Retryable() bool method returns false; or
-//   - the first RetryAfter() time.Duration method returns more than Max.
+// Do stops after Attempts calls, or at once if fn's error:
+//   - matches [ErrPermanent] under [errors.Is], as an error from [Permanent]
+//     anywhere in it does, or ErrPermanent wrapped with %w;
+//   - has a Retryable() bool method, the first [errors.As] finds, that
+//     returns false; or
+//   - has a RetryAfter() time.Duration method, the first errors.As finds,
+//     that returns a hint above Max.
 //
-// Unless ctx is done, Do then returns fn's error.
+// In these cases Do returns fn's error as it is, unless ctx is done. If ctx
+// is done when Do fails, its error matches ctx.Err(), context.Cause(ctx)
+// and fn's last error, if fn was called.
 //
-// If ctx is done when Do fails, Do's error matches ctx.Err(),
-// context.Cause(ctx) and fn's last error, if any.
-//
-// If ctx has a deadline, Do shortens each wait so that the wait and a call
-// as long as the last one end before the deadline. If no wait fits, Do
-// returns at once an error that matches [context.DeadlineExceeded] and fn's
-// error.
+// If ctx has a deadline, every wait ends before it. If Do judges that no
+// call would fit, it returns at once, ctx.Err() still nil, an error
+// matching [context.DeadlineExceeded] and fn's error.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	if ctx == nil {
 		panic("retry: nil Context")

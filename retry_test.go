@@ -4,6 +4,7 @@
 // and later, which a module whose go line is below 1.23 would not select.
 
 //go:build go1.25
+
 //go:debug asynctimerchan=0
 
 package retry_test
@@ -197,10 +198,10 @@ func TestNilPanicsAndDoneGetsNoCall(t *testing.T) {
 	}
 }
 
-// Rule: Do stops after Attempts calls, or at once if, in fn's error, there is
-// a Permanent marker, the first Retryable() bool method returns false, or the
-// first RetryAfter() time.Duration method returns more than Max. Unless ctx
-// is done, Do then returns fn's error.
+// Rule: Do stops after Attempts calls, or at once if fn's error matches
+// ErrPermanent under errors.Is, its first Retryable() bool method returns
+// false, or its first RetryAfter() time.Duration method returns a hint above
+// Max. In these cases Do returns fn's error as it is, unless ctx is done.
 
 // TestStopsWithFnsError runs Do inside an enclosing Do with the same Policy.
 // fn returns err on every call, first canceling ctx, with a cause, where the
@@ -271,7 +272,7 @@ func TestStopsWithFnsError(t *testing.T) {
 }
 
 // Rule: if ctx is done when Do fails, its error matches ctx.Err(),
-// context.Cause(ctx) and fn's last error, if any.
+// context.Cause(ctx) and fn's last error, if fn was called.
 
 // TestStopMessages has fn end ctx during the first call, or return an error
 // whose hint of an hour leaves no time for another attempt before a deadline
@@ -420,9 +421,11 @@ func TestCancelLeavesNoTimerRunning(t *testing.T) {
 	}
 }
 
-// Rule: if ctx has a deadline, Do shortens each wait so that the wait and a
-// call as long as the last one end before it. If no wait fits, Do returns at
-// once an error that matches context.DeadlineExceeded and fn's error.
+// Rule: if ctx has a deadline, every wait ends before it. If Do judges that
+// no call would fit, it returns at once, ctx.Err() still nil, an error
+// matching context.DeadlineExceeded and fn's error. The tests below pin how
+// Do judges today, which the doc leaves free: the wait and a call as long
+// as the last one must end before the deadline.
 
 // TestWaitsAndCallsEndBeforeTheDeadline runs 1,000 clients in virtual time,
 // each with a deadline left away (the fleet's at once); fn takes call, fails
