@@ -117,8 +117,8 @@ func ExampleDo_retryAfter() {
 	// OK <nil> after 2 calls
 }
 
-// fetch GETs url and returns a 200's body. A 503 whose Retry-After holds
-// seconds carries that hint, through After; any other status is Permanent.
+// fetch GETs url and returns a 200's body. It returns an error marked
+// Permanent for a status that cannot get better on its own.
 func fetch(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -129,17 +129,35 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 		return nil, err // a network error or a timeout: retried
 	}
 	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body) // read whole, so that the connection is reused
+	if err != nil {
+		return nil, err
+	}
 	err = fmt.Errorf("HTTP %d", resp.StatusCode)
 	switch resp.StatusCode {
 	case http.StatusOK:
-		return io.ReadAll(resp.Body)
-	case http.StatusServiceUnavailable:
-		// For more than 1<<32-1 seconds, ParseUint returns 1<<32-1: a hint far
-		// above Max, so Do stops. A header that is not a number gives 0: no hint.
-		secs, _ := strconv.ParseUint(resp.Header.Get("Retry-After"), 10, 32)
-		return nil, retry.After(err, time.Duration(secs)*time.Second)
+		return body, nil
+	case http.StatusRequestTimeout, http.StatusTooManyRequests,
+		http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return nil, retry.After(err, retryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	return nil, retry.Permanent(err)
+}
+
+// retryAfter returns the wait a Retry-After value asks for, in seconds or as
+// an HTTP-date; 0 or less means none.
+func retryAfter(v string, now time.Time) time.Duration {
+	// For more seconds than a uint32 holds, ParseUint returns an error and
+	// also the largest uint32, which secs > 0 keeps: a wait of 136 years,
+	// far above Max, which stops Do.
+	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 // Each attempt gets 50ms, and the whole call a deadline. The server never
@@ -170,10 +188,9 @@ func ExampleDo_attemptTimeout() {
 
 var errAttemptTimeout = errors.New("attempt timed out")
 
-// fetchWithin calls fetch with a timeout of its own. If that timeout ends
-// the attempt, fetchWithin returns errAttemptTimeout with fetch's error as
-// text (%v, not %w), so that only the whole call's deadline matches
-// context.DeadlineExceeded.
+// fetchWithin calls fetch with a timeout of its own. If that timeout ends the
+// attempt, fetchWithin returns errAttemptTimeout with fetch's error as text, so
+// that only the whole call's deadline matches context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel() // safe: fetch returns bytes, not an open body

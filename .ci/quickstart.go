@@ -22,8 +22,9 @@
 // .ci/compare tests must stand there to the letter: ExampleDo_transaction's
 // runTx and the helpers it calls in tx_test.go, which runs them against a
 // real PostgreSQL; ExampleDo_budget's throttle and bucket, with their
-// sentinels, in overload_test.go; and the helpers of ExampleDo_observe and
-// ExampleDo_attemptTimeout in examples_test.go.
+// sentinels, in overload_test.go; and the helpers of ExampleDo_observe,
+// ExampleDo_retryAfter and ExampleDo_attemptTimeout in examples_test.go.
+// fetch's retryAfter must also stand in the quick start to the letter.
 //
 // It exits 1 on the first thing that is not as it should be.
 package main
@@ -70,15 +71,30 @@ func check() error {
 	if err := examplesFit("example_test.go"); err != nil {
 		return err
 	}
+	quick, err := declTexts("README.md's quick start", []byte(block))
+	if err != nil {
+		return err
+	}
+	examples, err := declTexts("example_test.go", nil)
+	if err != nil {
+		return err
+	}
+	if err := sameDecls(quick, examples, "retryAfter"); err != nil {
+		return err
+	}
 	for _, c := range []struct {
 		evidence string
 		names    []string
 	}{
 		{".ci/compare/tx_test.go", []string{"txn", "runTx", "errUnknownOutcome", "classify", "conflict"}},
 		{".ci/compare/overload_test.go", []string{"errServiceUnavailable", "errNotFound", "errThrottled", "throttle", "bucket", "record"}},
-		{".ci/compare/examples_test.go", []string{"observe", "fetch", "errAttemptTimeout", "fetchWithin"}},
+		{".ci/compare/examples_test.go", []string{"observe", "fetch", "retryAfter", "errAttemptTimeout", "fetchWithin"}},
 	} {
-		if err := sameDecls("example_test.go", c.evidence, c.names...); err != nil {
+		evidence, err := declTexts(c.evidence, nil)
+		if err != nil {
+			return err
+		}
+		if err := sameDecls(examples, evidence, c.names...); err != nil {
 			return err
 		}
 	}
@@ -102,40 +118,41 @@ func quickStart(readme string) (string, error) {
 	return block + "\n", nil
 }
 
+// decls holds the text of each top-level declaration of a Go source, doc
+// comment included, by the name of its func or first spec.
+type decls struct {
+	source string // the file, or the block, the texts come from
+	texts  map[string]string
+}
+
 // sameDecls checks that each top-level declaration named in names stands in
-// the Go files example and evidence with the same text, doc comment
-// included: a func or method by its name, a type or var by its first name.
-func sameDecls(example, evidence string, names ...string) error {
-	a, err := declTexts(example)
-	if err != nil {
-		return err
-	}
-	b, err := declTexts(evidence)
-	if err != nil {
-		return err
-	}
+// a and b with the same text: a func or method by its name, a type or var
+// by its first name.
+func sameDecls(a, b decls, names ...string) error {
 	for _, n := range names {
 		switch {
-		case a[n] == "":
-			return fmt.Errorf("%s declares no %s", example, n)
-		case a[n] != b[n]:
-			return fmt.Errorf("%s differs between %s and %s:\n%s\n%s", n, example, evidence, a[n], b[n])
+		case a.texts[n] == "":
+			return fmt.Errorf("%s declares no %s", a.source, n)
+		case a.texts[n] != b.texts[n]:
+			return fmt.Errorf("%s differs between %s and %s:\n%s\n%s", n, a.source, b.source, a.texts[n], b.texts[n])
 		}
 	}
 	return nil
 }
 
-// declTexts returns the text of each top-level declaration of the Go file
-// name, with its doc comment, by the name of its func or first spec.
-func declTexts(name string) (map[string]string, error) {
-	src, err := os.ReadFile(name)
-	if err != nil {
-		return nil, err
+// declTexts returns the declarations of the Go source src, or of the file
+// name if src is nil.
+func declTexts(name string, src []byte) (decls, error) {
+	if src == nil {
+		var err error
+		if src, err = os.ReadFile(name); err != nil {
+			return decls{}, err
+		}
 	}
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, name, src, parser.ParseComments)
 	if err != nil {
-		return nil, err
+		return decls{}, err
 	}
 	m := map[string]string{}
 	text := func(doc *ast.CommentGroup, n ast.Node) string {
@@ -158,7 +175,7 @@ func declTexts(name string) (map[string]string, error) {
 			}
 		}
 	}
-	return m, nil
+	return decls{name, m}, nil
 }
 
 // codeFits checks that every line of every code block of the Markdown

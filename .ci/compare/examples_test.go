@@ -31,8 +31,9 @@ import (
 // overload_test.go beside their other callers, to the letter, as
 // ../quickstart.go checks.
 
-// observe, fetch, errAttemptTimeout and fetchWithin are the examples', to
-// the letter, as .ci/quickstart.go checks.
+// observe, fetch, retryAfter, errAttemptTimeout and fetchWithin are the
+// examples', to the letter, as .ci/quickstart.go checks; retryAfter is the
+// quick start's too.
 
 // observe calls Do with fn. Before each retry, observe logs the wait and the
 // error that caused it; if Do fails, it logs Do's error. Where fn's error
@@ -68,8 +69,8 @@ func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	return err
 }
 
-// fetch GETs url and returns a 200's body. A 503 whose Retry-After holds
-// seconds carries that hint, through After; any other status is Permanent.
+// fetch GETs url and returns a 200's body. It returns an error marked
+// Permanent for a status that cannot get better on its own.
 func fetch(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -80,25 +81,42 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 		return nil, err // a network error or a timeout: retried
 	}
 	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body) // read whole, so that the connection is reused
+	if err != nil {
+		return nil, err
+	}
 	err = fmt.Errorf("HTTP %d", resp.StatusCode)
 	switch resp.StatusCode {
 	case http.StatusOK:
-		return io.ReadAll(resp.Body)
-	case http.StatusServiceUnavailable:
-		// For more than 1<<32-1 seconds, ParseUint returns 1<<32-1: a hint far
-		// above Max, so Do stops. A header that is not a number gives 0: no hint.
-		secs, _ := strconv.ParseUint(resp.Header.Get("Retry-After"), 10, 32)
-		return nil, retry.After(err, time.Duration(secs)*time.Second)
+		return body, nil
+	case http.StatusRequestTimeout, http.StatusTooManyRequests,
+		http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return nil, retry.After(err, retryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	return nil, retry.Permanent(err)
 }
 
+// retryAfter returns the wait a Retry-After value asks for, in seconds or as
+// an HTTP-date; 0 or less means none.
+func retryAfter(v string, now time.Time) time.Duration {
+	// For more seconds than a uint32 holds, ParseUint returns an error and
+	// also the largest uint32, which secs > 0 keeps: a wait of 136 years,
+	// far above Max, which stops Do.
+	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t.Sub(now)
+	}
+	return 0
+}
+
 var errAttemptTimeout = errors.New("attempt timed out")
 
-// fetchWithin calls fetch with a timeout of its own. If that timeout ends
-// the attempt, fetchWithin returns errAttemptTimeout with fetch's error as
-// text (%v, not %w), so that only the whole call's deadline matches
-// context.DeadlineExceeded.
+// fetchWithin calls fetch with a timeout of its own. If that timeout ends the
+// attempt, fetchWithin returns errAttemptTimeout with fetch's error as text, so
+// that only the whole call's deadline matches context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel() // safe: fetch returns bytes, not an open body
@@ -337,6 +355,83 @@ func TestBudgetStopsAnOutageOf503s(t *testing.T) {
 			t.Errorf("from the first refused retry on, %d calls made %d attempts, want 100 calls and at most 110", counted, attempts)
 		}
 	})
+}
+
+// TestFetchRetriesTransientStatuses runs ExampleDo_retryAfter's fetch
+// through Do, with Base 1ms, against a server on loopback that fails the
+// first request and answers the second with 200. Do must retry 408, 429,
+// 500, 502, 503 and 504, the statuses the quick start's get retries, and
+// stop at once at the others with an error that matches ErrPermanent. Told
+// Retry-After, in seconds or as an HTTP-date, Do must make the second request
+// no sooner than the header asks; without the hint it would wait 1ms at most.
+func TestFetchRetriesTransientStatuses(t *testing.T) {
+	retried := map[int]bool{408: true, 429: true, 500: true, 502: true, 503: true, 504: true}
+	for _, code := range []int{400, 401, 403, 404, 408, 409, 429, 500, 501, 502, 503, 504, 505} {
+		name := fmt.Sprintf("a %d is retried", code)
+		if !retried[code] {
+			name = fmt.Sprintf("a %d is not retried", code)
+		}
+		t.Run(name, func(t *testing.T) {
+			body, at, err := fetchTwice(code, nil)
+			switch {
+			case retried[code] && (err != nil || string(body) != "OK" || len(at) != 2):
+				t.Errorf("Do() = %q, %v after %d requests, want \"OK\", nil after 2", body, err, len(at))
+			case !retried[code] && (len(at) != 1 || !errors.Is(err, retry.ErrPermanent) || err.Error() != "HTTP "+strconv.Itoa(code)):
+				t.Errorf("Do() = %v after %d requests, want HTTP %d, matching ErrPermanent, after 1", err, len(at), code)
+			}
+		})
+	}
+	t.Run("Retry-After in seconds is honored", func(t *testing.T) {
+		body, at, err := fetchTwice(http.StatusServiceUnavailable, func(time.Time) string { return "1" })
+		if err != nil || string(body) != "OK" || len(at) != 2 {
+			t.Fatalf("Do() = %q, %v after %d requests, want \"OK\", nil after 2", body, err, len(at))
+		}
+		if wait := at[1].Sub(at[0]); wait < time.Second {
+			t.Errorf("told Retry-After: 1, Do made the second request %v after the first, want at least 1s", wait)
+		}
+	})
+	t.Run("Retry-After as an HTTP-date is honored", func(t *testing.T) {
+		var date time.Time
+		body, at, err := fetchTwice(http.StatusTooManyRequests, func(now time.Time) string {
+			// An HTTP-date counts whole seconds, so the date is 1s to 2s ahead.
+			date = now.Add(2 * time.Second).Truncate(time.Second)
+			return date.UTC().Format(http.TimeFormat)
+		})
+		if err != nil || string(body) != "OK" || len(at) != 2 {
+			t.Fatalf("Do() = %q, %v after %d requests, want \"OK\", nil after 2", body, err, len(at))
+		}
+		if at[1].Before(date) {
+			t.Errorf("told Retry-After: %s, Do made the second request at %s, %v early",
+				date.UTC().Format(http.TimeFormat), at[1].UTC().Format(time.RFC3339Nano), date.Sub(at[1]))
+		}
+	})
+}
+
+// fetchTwice runs fetch through DoValue, with two attempts at most and Base
+// 1ms, against a server on loopback that answers the first request with
+// code, and with the Retry-After that header returns for the time of the
+// request unless header is nil, and the second with 200 OK. It returns
+// DoValue's results and the times at which the server got the requests.
+func fetchTwice(code int, header func(now time.Time) string) (body []byte, at []time.Time, err error) {
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if at = append(at, time.Now()); len(at) > 1 {
+			fmt.Fprint(w, "OK")
+			return
+		}
+		if header != nil {
+			w.Header().Set("Retry-After", header(at[0]))
+		}
+		w.WriteHeader(code)
+	}))
+	p := retry.Policy{Attempts: 2, Base: time.Millisecond}
+	body, err = retry.DoValue(context.Background(), p, func(ctx context.Context) ([]byte, error) {
+		return fetch(ctx, srv.URL)
+	})
+	srv.Close() // which waits for the handlers to return
+	return body, at, err
 }
 
 // TestAttemptTimeoutWithPlainDeadlineExceeded runs ExampleDo_attemptTimeout's
