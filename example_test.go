@@ -249,10 +249,10 @@ func ExamplePolicy_Delay() {
 	// connected on attempt 5
 }
 
-// Do has no hooks: fn is the hook. observe logs each retry and Do's error,
-// with the hint and Max where fn's error carries a hint.
+// Do has no hooks: fn is the hook. observe logs each retry and Do's error.
 func ExampleDo_observe() {
-	// Millisecond waits keep the example quick; a service keeps the defaults.
+	// Millisecond waits keep the example quick; a service passes observe the
+	// Policy it would pass Do.
 	p := retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}
 	log := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -387,8 +387,10 @@ func ExampleDo_deadline() {
 func ExampleDo_budget() {
 	budget := &bucket{reserve: 4} // one per dependency in each process
 	p := retry.Policy{Base: time.Millisecond}
-	// The dependency fails the first two attempts of each call: 20 calls
-	// with a 404, 20 with a refused connection, then 20 with a 503.
+	// The dependency fails the first two attempts of each call and answers
+	// the third. It fails 20 calls with a 404, marked Permanent so that Do
+	// stops at once; the next 20 with a refused connection; the last 20 with
+	// a 503.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),
@@ -428,9 +430,10 @@ func ExampleDo_budget() {
 func ExampleDo_transaction() {
 	// The Policy suits about 40 clients on one row.
 	p := retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second}
-	// An attempt's timeout covers the wait for a pooled connection too. Make
-	// it a few times the transaction's longest time under load, since a
-	// timeout that fires during COMMIT leaves the outcome unknown.
+	// An attempt's timeout covers the wait for a pooled connection, the
+	// statements and COMMIT. Make it a few times the longest that all three
+	// take under load, since a timeout that fires during COMMIT leaves the
+	// outcome unknown.
 	const timeout = 5 * time.Second
 	// Each stubTx stands for an attempt's transaction and how it fails.
 	for _, txs := range [][]stubTx{
@@ -497,8 +500,8 @@ func runTx[T txn](ctx context.Context, timeout time.Duration,
 var errUnknownOutcome = errors.New("transaction outcome unknown")
 
 // classify returns err for Do to retry if it is a conflict or the attempt's
-// ctx is done, since the server rolls such a transaction back; it marks
-// other errors Permanent.
+// ctx is done, and marks it Permanent otherwise; either way, the attempt
+// committed nothing.
 func classify(ctx context.Context, err error) error {
 	if ctx.Err() != nil || conflict(err) {
 		return err
@@ -547,12 +550,16 @@ func throttle(b *bucket, err error) error {
 }
 
 // A bucket is a retry budget modeled on gRPC's retry throttling: a failure
-// takes a token, a success returns a tenth of one, and retries go on while
-// over half remain.
+// takes a token, a success returns a tenth of one, and a retry may follow
+// while more than half its tokens remain.
 type bucket struct {
-	mu      sync.Mutex // a bucket is safe for concurrent use
-	reserve int        // a full bucket allows this many retries in a row
-	spent   int        // tenths of a token taken, of 20*(reserve+1): a new bucket is full
+	mu sync.Mutex // a bucket is safe for concurrent use
+	// reserve is how many retries in a row a full bucket allows: a bucket
+	// holds 2*(reserve+1) tokens. With reserve 4, it holds 10; 4 failures in
+	// a row leave 6, and a retry follows each; a fifth leaves 5, and no retry
+	// follows it.
+	reserve int
+	taken   int // tenths of a token taken; 0, as in a new bucket, is full
 }
 
 // record records err (nil for a success) and reports whether a retry may
@@ -560,12 +567,12 @@ type bucket struct {
 func (b *bucket) record(err error, free bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	half := 10 * (b.reserve + 1) // in tenths
+	half := 10 * (b.reserve + 1) // half the tokens, in tenths
 	switch {
 	case err == nil:
-		b.spent = max(b.spent-1, 0)
+		b.taken = max(b.taken-1, 0)
 	case !free:
-		b.spent = min(b.spent+10, 2*half)
+		b.taken = min(b.taken+10, 2*half)
 	}
-	return b.spent < half
+	return b.taken < half
 }

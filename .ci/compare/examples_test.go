@@ -489,8 +489,8 @@ func TestBudgetLetsRefusedConnectionsRetry(t *testing.T) {
 			t.Fatalf("attempt %d: GET = %v, throttle() = %v; want a failure returned as it is", i+1, err, throttle(budget, err))
 		}
 	}
-	if throttle(budget, errServer); budget.spent != 10 {
-		t.Errorf("after 20 refused connections and one 500, the bucket spent %d tenths, want 10", budget.spent)
+	if throttle(budget, errServer); budget.taken != 10 {
+		t.Errorf("after 20 refused connections and one 500, the bucket took %d tenths of a token, want 10", budget.taken)
 	}
 }
 

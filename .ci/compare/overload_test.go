@@ -778,12 +778,16 @@ func throttle(b *bucket, err error) error {
 }
 
 // A bucket is a retry budget modeled on gRPC's retry throttling: a failure
-// takes a token, a success returns a tenth of one, and retries go on while
-// over half remain.
+// takes a token, a success returns a tenth of one, and a retry may follow
+// while more than half its tokens remain.
 type bucket struct {
-	mu      sync.Mutex // a bucket is safe for concurrent use
-	reserve int        // a full bucket allows this many retries in a row
-	spent   int        // tenths of a token taken, of 20*(reserve+1): a new bucket is full
+	mu sync.Mutex // a bucket is safe for concurrent use
+	// reserve is how many retries in a row a full bucket allows: a bucket
+	// holds 2*(reserve+1) tokens. With reserve 4, it holds 10; 4 failures in
+	// a row leave 6, and a retry follows each; a fifth leaves 5, and no retry
+	// follows it.
+	reserve int
+	taken   int // tenths of a token taken; 0, as in a new bucket, is full
 }
 
 // record records err (nil for a success) and reports whether a retry may
@@ -791,12 +795,12 @@ type bucket struct {
 func (b *bucket) record(err error, free bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	half := 10 * (b.reserve + 1) // in tenths
+	half := 10 * (b.reserve + 1) // half the tokens, in tenths
 	switch {
 	case err == nil:
-		b.spent = max(b.spent-1, 0)
+		b.taken = max(b.taken-1, 0)
 	case !free:
-		b.spent = min(b.spent+10, 2*half)
+		b.taken = min(b.taken+10, 2*half)
 	}
-	return b.spent < half
+	return b.taken < half
 }

@@ -55,8 +55,8 @@ func runTx[T txn](ctx context.Context, timeout time.Duration,
 var errUnknownOutcome = errors.New("transaction outcome unknown")
 
 // classify returns err for Do to retry if it is a conflict or the attempt's
-// ctx is done, since the server rolls such a transaction back; it marks
-// other errors Permanent.
+// ctx is done, and marks it Permanent otherwise; either way, the attempt
+// committed nothing.
 func classify(ctx context.Context, err error) error {
 	if ctx.Err() != nil || conflict(err) {
 		return err
