@@ -217,36 +217,30 @@ func ExampleDoValue() {
 	// 8080 <nil>
 }
 
-// A loop that never gives up, such as a reconnect loop, takes its waits
-// from Policy.Delay and stops waiting when ctx ends.
+// A job queue can store a job's failed attempts with the job and, after a
+// failure, set its next run to now plus Delay. Do is the better tool when
+// the caller waits for the result.
 func ExamplePolicy_Delay() {
-	ctx := context.Background() // in a service, its context, canceled at shutdown
-	p := retry.Policy{Base: time.Millisecond, Max: 50 * time.Millisecond}
-	for attempt := 1; ; attempt++ {
-		var err error // stands for a connect that fails four times
-		if attempt < 5 {
-			err = errors.New("connection refused")
-		}
-		if err == nil {
-			fmt.Println("connected on attempt", attempt)
-			return
-		}
-		fmt.Printf("attempt %d: %v\n", attempt, err)
-		t := time.NewTimer(p.Delay(attempt))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			fmt.Println("stopped:", context.Cause(ctx))
-			return
-		case <-t.C:
-		}
+	p := retry.Policy{Attempts: 10, Base: time.Second, Max: time.Minute}
+	type job struct {
+		failures int       // failed attempts, stored with the job
+		runAt    time.Time // when a worker may take the job again
 	}
+	j := job{failures: 2}         // as a worker took it from the queue
+	err := errors.New("HTTP 503") // stands for running the job once more
+	now := time.Now()
+	j.failures++
+	if j.failures >= p.Attempts {
+		fmt.Println("gave up:", err) // and the worker sets the job aside
+		return
+	}
+	wait := p.Delay(j.failures)
+	j.runAt = now.Add(wait) // and the worker stores j and takes another job
+	fmt.Println("attempt", j.failures, "failed:", err)
+	fmt.Println("next run in 0 to", p.Max, "from now:", 0 <= wait && wait <= p.Max)
 	// Output:
-	// attempt 1: connection refused
-	// attempt 2: connection refused
-	// attempt 3: connection refused
-	// attempt 4: connection refused
-	// connected on attempt 5
+	// attempt 3 failed: HTTP 503
+	// next run in 0 to 1m0s from now: true
 }
 
 // Do has no hooks: fn is the hook. observe logs each retry and Do's error.
