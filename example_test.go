@@ -226,7 +226,7 @@ func ExamplePolicy_Delay() {
 		failures int       // failed attempts, stored with the job
 		runAt    time.Time // when a worker may take the job again
 	}
-	j := job{failures: 2}         // as a worker took it from the queue
+	j := job{failures: 2}         // the job as a worker takes it from the queue
 	err := errors.New("HTTP 503") // stands for running the job once more
 	now := time.Now()
 	j.failures++
@@ -234,13 +234,13 @@ func ExamplePolicy_Delay() {
 		fmt.Println("gave up:", err) // and the worker sets the job aside
 		return
 	}
-	wait := p.Delay(j.failures)
-	j.runAt = now.Add(wait) // and the worker stores j and takes another job
+	wait := p.Delay(j.failures) // from 0 to Base<<2, 4s, by Policy's formula
+	j.runAt = now.Add(wait)     // and the worker stores j and takes another job
 	fmt.Println("attempt", j.failures, "failed:", err)
-	fmt.Println("next run in 0 to", p.Max, "from now:", 0 <= wait && wait <= p.Max)
+	fmt.Println("next run within 4s:", j.runAt.Sub(now) <= 4*time.Second)
 	// Output:
 	// attempt 3 failed: HTTP 503
-	// next run in 0 to 1m0s from now: true
+	// next run within 4s: true
 }
 
 // Do has no hooks: fn is the hook. observe logs each retry and Do's error.
@@ -382,9 +382,9 @@ func ExampleDo_budget() {
 	budget := &bucket{reserve: 4} // one per dependency in each process
 	p := retry.Policy{Base: time.Millisecond}
 	// The dependency fails the first two attempts of each call and answers
-	// the third. It fails 20 calls with a 404, marked Permanent so that Do
-	// stops at once; the next 20 with a refused connection; the last 20 with
-	// a 503.
+	// the third. Those two failures are a 404 in the first 20 calls (marked
+	// Permanent, so Do stops at once), a refused connection in the next 20,
+	// and a 503 in the last 20.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),
@@ -425,9 +425,9 @@ func ExampleDo_transaction() {
 	// The Policy suits about 40 clients on one row.
 	p := retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second}
 	// An attempt's timeout covers the wait for a pooled connection, the
-	// statements and COMMIT. Make it a few times the longest that all three
-	// take under load, since a timeout that fires during COMMIT leaves the
-	// outcome unknown.
+	// statements and COMMIT. Make it a few times the longest the three
+	// together take under load, since a timeout that fires during COMMIT
+	// leaves the outcome unknown.
 	const timeout = 5 * time.Second
 	// Each stubTx stands for an attempt's transaction and how it fails.
 	for _, txs := range [][]stubTx{

@@ -22,8 +22,8 @@ const (
 // c = min(Max, Base<<(n-1)).
 //
 // If fn's error carries a hint h > 0 ([Do] says how), the wait is uniform
-// from h to h+max(h, c), and at most Max: with h = 1s and c = 400ms, from 1s
-// to 2s. A deadline can shorten a wait, but not below h.
+// from h to h+max(h, c), a range cut off at Max: with h = 1s and c = 400ms,
+// from 1s to 2s. A deadline can shorten a wait, but not below h.
 type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int

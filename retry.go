@@ -21,20 +21,20 @@ import (
 // describes. Do panics if ctx or fn is nil.
 //
 // Do stops after Attempts calls, or at once if fn's error:
-//   - matches [ErrPermanent] under [errors.Is], as an error from [Permanent]
-//     anywhere in it does, or ErrPermanent wrapped with %w;
-//   - has a Retryable() bool method, the first [errors.As] finds, that
-//     returns false; or
+//   - holds an error from [Permanent], or [ErrPermanent] itself, as
+//     [errors.Is] finds them;
+//   - has a Retryable() bool method, the first [errors.As] finds, returning
+//     false; or
 //   - has a RetryAfter() time.Duration method, the first errors.As finds,
-//     that returns a hint above Max.
+//     returning a hint above Max.
 //
-// In these cases Do returns fn's error as it is, unless ctx is done. If ctx
-// is done when Do fails, its error matches ctx.Err(), context.Cause(ctx)
-// and fn's last error, if fn was called.
+// Each of these stops, Attempts included, returns fn's error as it is,
+// unless ctx is done. If ctx is done when Do fails, its error matches
+// ctx.Err(), context.Cause(ctx) and fn's last error, if fn was called.
 //
-// If ctx has a deadline, every wait ends before it. If Do judges that no
-// call would fit, it returns at once, ctx.Err() still nil, an error
-// matching [context.DeadlineExceeded] and fn's error.
+// If ctx has a deadline, every wait ends before it. If Do judges that the
+// next call would not end in time, it returns at once an error matching
+// [context.DeadlineExceeded] and fn's error; ctx.Err() is still nil.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	if ctx == nil {
 		panic("retry: nil Context")

@@ -198,10 +198,11 @@ func TestNilPanicsAndDoneGetsNoCall(t *testing.T) {
 	}
 }
 
-// Rule: Do stops after Attempts calls, or at once if fn's error matches
-// ErrPermanent under errors.Is, its first Retryable() bool method returns
-// false, or its first RetryAfter() time.Duration method returns a hint above
-// Max. In these cases Do returns fn's error as it is, unless ctx is done.
+// Rule: Do stops after Attempts calls, or at once if fn's error holds an
+// error from Permanent, or ErrPermanent itself, as errors.Is finds them; or
+// its first Retryable() bool method returns false; or its first RetryAfter()
+// time.Duration method returns a hint above Max. Each of these stops returns
+// fn's error as it is, unless ctx is done.
 
 // TestStopsWithFnsError runs Do inside an enclosing Do with the same Policy.
 // fn returns err on every call, first canceling ctx, with a cause, where the
@@ -422,10 +423,10 @@ func TestCancelLeavesNoTimerRunning(t *testing.T) {
 }
 
 // Rule: if ctx has a deadline, every wait ends before it. If Do judges that
-// no call would fit, it returns at once, ctx.Err() still nil, an error
-// matching context.DeadlineExceeded and fn's error. The tests below pin how
-// Do judges today, which the doc leaves free: the wait and a call as long
-// as the last one must end before the deadline.
+// the next call would not end in time, it returns at once an error matching
+// context.DeadlineExceeded and fn's error; ctx.Err() is still nil. The tests
+// below pin how Do judges today, which the doc leaves free: the wait and a
+// call as long as the last one must end before the deadline.
 
 // TestWaitsAndCallsEndBeforeTheDeadline runs 1,000 clients in virtual time,
 // each with a deadline left away (the fleet's at once); fn takes call, fails
