@@ -148,9 +148,8 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // retryAfter returns the wait a Retry-After value asks for, in seconds or as
 // an HTTP-date; 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
-	// For more seconds than a uint32 holds, ParseUint returns an error and
-	// also the largest uint32, which secs > 0 keeps: a wait of 136 years,
-	// far above Max, which stops Do.
+	// Past the largest uint32, ParseUint returns a range error and that
+	// largest value, so secs > 0 accepts it: 136 years, which ends Do.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
@@ -221,7 +220,8 @@ func ExampleDoValue() {
 // failure, set its next run to now plus Delay. Do is the better tool when
 // the caller waits for the result.
 func ExamplePolicy_Delay() {
-	p := retry.Policy{Attempts: 10, Base: time.Second, Max: time.Minute}
+	p := retry.Policy{Base: time.Second, Max: time.Minute}
+	const maxFailures = 10
 	type job struct {
 		failures int       // failed attempts, stored with the job
 		runAt    time.Time // when a worker may take the job again
@@ -230,7 +230,7 @@ func ExamplePolicy_Delay() {
 	err := errors.New("HTTP 503") // stands for running the job once more
 	now := time.Now()
 	j.failures++
-	if j.failures >= p.Attempts {
+	if j.failures >= maxFailures || errors.Is(err, retry.ErrPermanent) {
 		fmt.Println("gave up:", err) // and the worker sets the job aside
 		return
 	}

@@ -100,9 +100,8 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // retryAfter returns the wait a Retry-After value asks for, in seconds or as
 // an HTTP-date; 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
-	// For more seconds than a uint32 holds, ParseUint returns an error and
-	// also the largest uint32, which secs > 0 keeps: a wait of 136 years,
-	// far above Max, which stops Do.
+	// Past the largest uint32, ParseUint returns a range error and that
+	// largest value, so secs > 0 accepts it: 136 years, which ends Do.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
