@@ -23,7 +23,7 @@ const (
 //
 // If fn's error carries a hint h > 0 ([Do] says how), the wait is uniform
 // from h to h+max(h, c), a range cut off at Max: with h = 1s and c = 400ms,
-// from 1s to 2s. [Do] says how a deadline shortens the waits.
+// from 1s to 2s. A deadline can shorten the waits: see [Do].
 type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int
