@@ -21,9 +21,9 @@ const (
 // c that starts at Base and doubles after each failure, up to Max:
 // c = min(Max, Base<<(n-1)).
 //
-// If fn's error carries a hint h > 0 ([Do] says how), the wait is uniform
-// from h to h+max(h, c), a range cut off at Max: with h = 1s and c = 400ms,
-// from 1s to 2s. A deadline can shorten the waits: see [Do].
+// If fn's error carries a hint h > 0, the wait is uniform from h to
+// h+max(h, c), a range cut off at Max: with h = 1s and c = 400ms, from 1s
+// to 2s. A deadline can shorten a wait, but not below h: see [Do].
 type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int

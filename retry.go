@@ -28,8 +28,8 @@ import (
 //   - has a RetryAfter() time.Duration method, the first errors.As finds,
 //     returning a hint above Max.
 //
-// Each of these stops, Attempts included, returns fn's error as it is,
-// unless ctx is done. If ctx is done when Do fails, its error matches
+// In all these cases, Attempts included, Do returns fn's error as it is,
+// unless ctx is done. If ctx is done when Do fails, Do's error matches
 // ctx.Err(), context.Cause(ctx) and fn's last error, if fn was called.
 //
 // If ctx has a deadline, every wait ends before it. If Do judges that the

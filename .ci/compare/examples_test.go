@@ -100,8 +100,9 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // retryAfter returns the wait a Retry-After value asks for, in seconds or as
 // an HTTP-date; 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
-	// Past the largest uint32, ParseUint returns a range error and that
-	// largest value, so secs > 0 accepts it: 136 years, which ends Do.
+	// For a number too big for a uint32, ParseUint returns a range error
+	// and the largest uint32, 136 years: secs > 0 keeps that wait, and Do
+	// gives up.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
