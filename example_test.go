@@ -148,9 +148,9 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // retryAfter returns the wait a Retry-After value asks for, in seconds or as
 // an HTTP-date; 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
-	// For a number too big for a uint32, ParseUint returns a range error
-	// and the largest uint32, 136 years: secs > 0 keeps that wait, and Do
-	// gives up.
+	// A number too big for a uint32 makes ParseUint return a range error
+	// with secs set to the largest uint32, 136 years. The test secs > 0
+	// keeps that wait, which is above Max, so Do gives up.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
@@ -382,10 +382,10 @@ func ExampleDo_deadline() {
 func ExampleDo_budget() {
 	budget := &bucket{reserve: 4} // one per dependency in each process
 	p := retry.Policy{Base: time.Millisecond}
-	// The dependency fails the first two attempts of each call and answers
-	// the third. Those two failures are a 404 in the first 20 calls (marked
-	// Permanent, so Do stops at once), a refused connection in the next 20,
-	// and a 503 in the last 20.
+	// The dependency fails each call's first two attempts and answers the
+	// third: with a 404 in the first 20 calls, marked Permanent so that Do
+	// makes one attempt; with a refused connection in the next 20; with a
+	// 503 in the last 20.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),

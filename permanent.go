@@ -9,14 +9,14 @@ import (
 )
 
 // ErrPermanent is what an error from [Permanent] matches under
-// [errors.Is]. ErrPermanent itself, wrapped with %w or not, stops [Do] too.
+// [errors.Is]; it stops [Do] too, wrapped with %w or not.
 var ErrPermanent = errors.New("retry: permanent")
 
 // Permanent returns err wrapped in a marker that matches [ErrPermanent], so
-// that [Do] stops at once, even if an outer error's Retryable returns true.
-// Do's error keeps the marker, so an outer Do stops too. The marker has
-// err's message, Unwrap returns err, and Retryable returns false. If err is
-// nil or was returned by Permanent, Permanent returns err.
+// that [Do] stops at once, even if a wrapping error's Retryable returns
+// true. Do's error keeps the marker, so an enclosing Do stops too. The
+// marker has err's message, Unwrap returns err, and Retryable returns false.
+// Permanent returns err itself if it is nil or came from Permanent.
 func Permanent(err error) error {
 	if _, ok := err.(*permanent); ok || err == nil {
 		return err

@@ -22,8 +22,9 @@ const (
 // c = min(Max, Base<<(n-1)).
 //
 // If fn's error carries a hint h > 0, the wait is uniform from h to
-// h+max(h, c), a range cut off at Max: with h = 1s and c = 400ms, from 1s
-// to 2s. A deadline can shorten a wait, but not below h: see [Do].
+// h+max(h, c), a range cut at Max: with h = 1s and c = 400ms, from 1s to
+// 2s. A deadline can shorten a wait, but not below h: [Do] returns at once
+// instead.
 type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int
@@ -32,13 +33,13 @@ type Policy struct {
 	// negative means 100ms.
 	Base time.Duration
 
-	// Max caps every wait, and a hint above Max ends Do at once. Zero or
+	// Max caps every wait; a hint above Max ends Do at once. Zero or
 	// negative means 10s.
 	Max time.Duration
 }
 
-// Delay returns a random wait Do could draw after attempt n fails with no
-// hint and no deadline. An n below 1 means 1.
+// Delay returns a random wait Do could draw after attempt n fails, with no
+// hint or deadline. An n below 1 means 1.
 func (p Policy) Delay(n int) time.Duration {
 	return draw(p.ceiling(n))
 }

@@ -100,9 +100,9 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // retryAfter returns the wait a Retry-After value asks for, in seconds or as
 // an HTTP-date; 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
-	// For a number too big for a uint32, ParseUint returns a range error
-	// and the largest uint32, 136 years: secs > 0 keeps that wait, and Do
-	// gives up.
+	// A number too big for a uint32 makes ParseUint return a range error
+	// with secs set to the largest uint32, 136 years. The test secs > 0
+	// keeps that wait, which is above Max, so Do gives up.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
