@@ -149,8 +149,8 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // an HTTP-date; 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
 	// A number too big for a uint32 makes ParseUint return a range error
-	// with secs set to the largest uint32, 136 years. The test secs > 0
-	// keeps that wait, which is above Max, so Do gives up.
+	// and the largest uint32 as secs. The "|| secs > 0" accepts that case:
+	// a wait of 136 years, above Max, so Do gives up.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
@@ -246,8 +246,8 @@ func ExamplePolicy_Delay() {
 
 // Do has no hooks: fn is the hook. observe logs each retry and Do's error.
 func ExampleDo_observe() {
-	// Millisecond waits keep the example quick; a service passes observe the
-	// Policy it would pass Do.
+	// Millisecond waits keep the example quick; a service gives observe the
+	// Policy it would give Do.
 	p := retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}
 	log := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -382,10 +382,10 @@ func ExampleDo_deadline() {
 func ExampleDo_budget() {
 	budget := &bucket{reserve: 4} // one per dependency in each process
 	p := retry.Policy{Base: time.Millisecond}
-	// The dependency fails each call's first two attempts and answers the
-	// third: with a 404 in the first 20 calls, marked Permanent so that Do
-	// makes one attempt; with a refused connection in the next 20; with a
-	// 503 in the last 20.
+	// Each call's first two attempts fail and the third succeeds. The
+	// failure is a 404 in calls 1 to 20, marked Permanent so that Do makes
+	// one attempt; a refused connection in calls 21 to 40; and a 503 in
+	// calls 41 to 60.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),

@@ -9,14 +9,15 @@ import (
 )
 
 // ErrPermanent is what an error from [Permanent] matches under
-// [errors.Is]; it stops [Do] too, wrapped with %w or not.
+// [errors.Is]. Returning ErrPermanent itself, wrapped or not, also stops
+// [Do].
 var ErrPermanent = errors.New("retry: permanent")
 
 // Permanent returns err wrapped in a marker that matches [ErrPermanent], so
 // that [Do] stops at once, even if a wrapping error's Retryable returns
 // true. Do's error keeps the marker, so an enclosing Do stops too. The
 // marker has err's message, Unwrap returns err, and Retryable returns false.
-// Permanent returns err itself if it is nil or came from Permanent.
+// If err is nil or is itself a marker, Permanent returns err.
 func Permanent(err error) error {
 	if _, ok := err.(*permanent); ok || err == nil {
 		return err
@@ -31,9 +32,9 @@ func (e *permanent) Unwrap() error        { return e.err }
 func (e *permanent) Is(target error) bool { return target == ErrPermanent }
 func (e *permanent) Retryable() bool      { return false }
 
-// After returns err wrapped with a hint to wait at least d before trying
-// again. The error has err's message, Unwrap returns err, and RetryAfter
-// returns d. After returns err if err is nil or d <= 0.
+// After returns err wrapped with a hint to wait at least d. The error has
+// err's message, Unwrap returns err, and RetryAfter returns d. After returns
+// err if err is nil or d <= 0.
 func After(err error, d time.Duration) error {
 	if err == nil || d <= 0 {
 		return err

@@ -20,7 +20,7 @@ import (
 // Do calls fn(ctx) until it returns nil or Do stops, waiting as [Policy]
 // describes. Do panics if ctx or fn is nil.
 //
-// Do stops after Attempts calls, or at once if ctx is done or fn's error:
+// Do stops after Attempts calls, when ctx is done, or at once if fn's error:
 //   - holds an error from [Permanent], or [ErrPermanent] itself, as
 //     [errors.Is] finds them;
 //   - has a Retryable() bool method, the first [errors.As] finds, returning

@@ -101,8 +101,8 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // an HTTP-date; 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
 	// A number too big for a uint32 makes ParseUint return a range error
-	// with secs set to the largest uint32, 136 years. The test secs > 0
-	// keeps that wait, which is above Max, so Do gives up.
+	// and the largest uint32 as secs. The "|| secs > 0" accepts that case:
+	// a wait of 136 years, above Max, so Do gives up.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
