@@ -145,8 +145,8 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 	return nil, retry.Permanent(err)
 }
 
-// retryAfter returns the wait a Retry-After value asks for, in seconds or as
-// an HTTP-date; 0 or less means none.
+// retryAfter turns a Retry-After value, seconds or an HTTP-date, into a
+// wait; a wait of 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
 	// A number too big for a uint32 makes ParseUint return a range error
 	// and the largest uint32 as secs. The "|| secs > 0" accepts that case:
@@ -189,8 +189,9 @@ func ExampleDo_attemptTimeout() {
 var errAttemptTimeout = errors.New("attempt timed out")
 
 // fetchWithin calls fetch with a timeout of its own. If that timeout ends the
-// attempt, fetchWithin returns errAttemptTimeout with fetch's error as text, so
-// that only the whole call's deadline matches context.DeadlineExceeded.
+// attempt, fetchWithin returns errAttemptTimeout with fetch's error in its
+// message only (%v, not %w), so that only the whole call's deadline matches
+// context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel() // safe: fetch returns bytes, not an open body
@@ -382,10 +383,10 @@ func ExampleDo_deadline() {
 func ExampleDo_budget() {
 	budget := &bucket{reserve: 4} // one per dependency in each process
 	p := retry.Policy{Base: time.Millisecond}
-	// Each call's first two attempts fail and the third succeeds. The
-	// failure is a 404 in calls 1 to 20, marked Permanent so that Do makes
-	// one attempt; a refused connection in calls 21 to 40; and a 503 in
-	// calls 41 to 60.
+	// Each call fails its first two attempts and succeeds at the third, if
+	// Do gets that far. The failure is a 404 in calls 1 to 20, marked
+	// Permanent so that Do makes one attempt; a refused connection in calls
+	// 21 to 40; and a 503 in calls 41 to 60.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),

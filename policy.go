@@ -21,8 +21,8 @@ const (
 // c that starts at Base and doubles after each failure, up to Max:
 // c = min(Max, Base<<(n-1)).
 //
-// If fn's error carries a hint h > 0, the wait is uniform from h to
-// h+max(h, c), a range cut at Max: with h = 1s and c = 400ms, from 1s to
+// If fn's error carries a hint h > 0, the wait is uniform from h to the
+// smaller of Max and h+max(h, c): with h = 1s and c = 400ms, from 1s to
 // 2s. A deadline can shorten a wait, but not below h: [Do] returns at once
 // instead.
 type Policy struct {

@@ -20,7 +20,7 @@ import (
 // Do calls fn(ctx) until it returns nil or Do stops, waiting as [Policy]
 // describes. Do panics if ctx or fn is nil.
 //
-// Do stops after Attempts calls, when ctx is done, or at once if fn's error:
+// Do stops after Attempts calls, or at once if fn's error:
 //   - holds an error from [Permanent], or [ErrPermanent] itself, as
 //     [errors.Is] finds them;
 //   - has a Retryable() bool method, the first [errors.As] finds, returning
@@ -28,8 +28,8 @@ import (
 //   - has a RetryAfter() time.Duration method, the first errors.As finds,
 //     returning a hint above Max.
 //
-// In all these cases Do returns fn's error as it is, unless ctx is done.
-// If ctx is done when Do fails, Do's error matches ctx.Err(),
+// After such a stop, Do returns fn's error as it is, unless ctx is done.
+// Do stops when ctx is done, and its error then matches ctx.Err(),
 // context.Cause(ctx) and fn's last error, if fn was called.
 //
 // If ctx has a deadline, every wait ends before it. If Do judges that the

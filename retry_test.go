@@ -198,11 +198,11 @@ func TestNilPanicsAndDoneGetsNoCall(t *testing.T) {
 	}
 }
 
-// Rule: Do stops after Attempts calls, or at once if ctx is done or fn's
-// error holds an error from Permanent, or ErrPermanent itself, as errors.Is
-// finds them; or its first Retryable() bool method returns false; or its
-// first RetryAfter() time.Duration method returns a hint above Max. In all
-// these cases Do returns fn's error as it is, unless ctx is done.
+// Rule: Do stops after Attempts calls, or at once if fn's error holds an
+// error from Permanent, or ErrPermanent itself, as errors.Is finds them; or
+// its first Retryable() bool method returns false; or its first RetryAfter()
+// time.Duration method returns a hint above Max. After such a stop, Do
+// returns fn's error as it is, unless ctx is done.
 
 // TestStopsWithFnsError runs Do inside an enclosing Do with the same Policy.
 // fn returns err on every call, first canceling ctx, with a cause, where the
@@ -272,7 +272,7 @@ func TestStopsWithFnsError(t *testing.T) {
 	}
 }
 
-// Rule: if ctx is done when Do fails, its error matches ctx.Err(),
+// Rule: Do stops when ctx is done, and its error then matches ctx.Err(),
 // context.Cause(ctx) and fn's last error, if fn was called.
 
 // TestStopMessages has fn end ctx during the first call, or return an error

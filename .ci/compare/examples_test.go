@@ -97,8 +97,8 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 	return nil, retry.Permanent(err)
 }
 
-// retryAfter returns the wait a Retry-After value asks for, in seconds or as
-// an HTTP-date; 0 or less means none.
+// retryAfter turns a Retry-After value, seconds or an HTTP-date, into a
+// wait; a wait of 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
 	// A number too big for a uint32 makes ParseUint return a range error
 	// and the largest uint32 as secs. The "|| secs > 0" accepts that case:
@@ -115,8 +115,9 @@ func retryAfter(v string, now time.Time) time.Duration {
 var errAttemptTimeout = errors.New("attempt timed out")
 
 // fetchWithin calls fetch with a timeout of its own. If that timeout ends the
-// attempt, fetchWithin returns errAttemptTimeout with fetch's error as text, so
-// that only the whole call's deadline matches context.DeadlineExceeded.
+// attempt, fetchWithin returns errAttemptTimeout with fetch's error in its
+// message only (%v, not %w), so that only the whole call's deadline matches
+// context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel() // safe: fetch returns bytes, not an open body
