@@ -254,9 +254,9 @@ func ExampleDo_observe() {
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			switch a.Key {
 			case slog.TimeKey:
-				return slog.Attr{} // it changes from run to run: a service keeps it
+				return slog.Attr{} // the time varies from run to run; a service logs it
 			case "wait":
-				// Measured, so it varies from run to run: a service keeps it.
+				// The measured wait varies from run to run; a service logs it.
 				return slog.String("wait", "(varies)")
 			}
 			return a

@@ -14,8 +14,8 @@ import (
 var ErrPermanent = errors.New("retry: permanent")
 
 // Permanent returns err wrapped in a marker that matches [ErrPermanent], so
-// that [Do] stops at once, even if an error that wraps the marker has a
-// Retryable method that returns true. Do's error keeps the marker, so an
+// that [Do] stops at once, even if an error wrapping the marker has a
+// Retryable method returning true. Do's error keeps the marker, so an
 // enclosing Do stops too. The marker has err's message, Unwrap returns err,
 // and Retryable returns false. If err is nil or is itself a marker,
 // Permanent returns err.
