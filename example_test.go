@@ -160,7 +160,7 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// Each attempt gets 50ms, and the whole call a deadline. The server never
+// Each attempt gets 50ms at most, and the whole call a deadline. The server never
 // answers; fetchWithin tells an attempt's timeout from the whole call's deadline.
 func ExampleDo_attemptTimeout() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -188,9 +188,9 @@ func ExampleDo_attemptTimeout() {
 
 var errAttemptTimeout = errors.New("attempt timed out")
 
-// fetchWithin calls fetch with a timeout of its own. If that timeout ends the
-// attempt, fetchWithin returns errAttemptTimeout with fetch's error in its
-// message only (%v, not %w), so that only the whole call's deadline matches
+// fetchWithin calls fetch with a timeout for the attempt. If that timeout
+// ends the attempt, fetchWithin returns errAttemptTimeout with fetch's error
+// formatted by %v, not %w, so that only the whole call's deadline matches
 // context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
@@ -427,8 +427,8 @@ func ExampleDo_transaction() {
 	// The Policy suits about 40 clients on one row.
 	p := retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second}
 	// An attempt's timeout covers the wait for a pooled connection, the
-	// statements and COMMIT. Make it a few times the longest the three
-	// together take under load, since a timeout that fires during COMMIT
+	// statements and COMMIT. Make it a few times the longest time the three
+	// take together under load, since a timeout that fires during COMMIT
 	// leaves the outcome unknown.
 	const timeout = 5 * time.Second
 	// Each stubTx stands for an attempt's transaction and how it fails.
@@ -470,8 +470,9 @@ type txn interface {
 }
 
 // runTx begins a transaction, runs work in it and commits it, within
-// timeout. Errors before COMMIT go to classify; a failed COMMIT other than a
-// conflict returns errUnknownOutcome, marked Permanent.
+// timeout. Errors before COMMIT go to classify. For a failed COMMIT other
+// than a conflict, runTx returns errUnknownOutcome, wrapped with the error
+// and marked Permanent.
 func runTx[T txn](ctx context.Context, timeout time.Duration,
 	begin func(context.Context) (T, error), work func(context.Context, T) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -530,9 +531,9 @@ var errThrottled = errors.New("retry throttled")
 
 // throttle records err in b unless it is marked Permanent or its first
 // Retryable returns false. If b refuses the retry, throttle wraps err with
-// errThrottled and marks it Permanent. A refused connection, reaching no
-// server, is free; make other failures free only if they cost the dependency
-// no work.
+// errThrottled and marks it Permanent. A refused connection reached no
+// server, so it takes no token; let other failures take none only if they
+// cost the dependency no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -555,7 +556,7 @@ type bucket struct {
 	// a row leave 6, and a retry follows each; a fifth leaves 5, and no retry
 	// follows it.
 	reserve int
-	taken   int // tenths of a token taken; 0, as in a new bucket, is full
+	taken   int // tenths of a token taken; 0 means full, as when new
 }
 
 // record records err (nil for a success) and reports whether a retry may

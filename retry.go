@@ -28,7 +28,7 @@ import (
 //   - has a RetryAfter() time.Duration method, the first errors.As finds,
 //     returning a hint above Max.
 //
-// After such a stop, Do returns fn's error as it is, unless ctx is done.
+// Either way, Do returns fn's error as it is, unless ctx is done.
 // Do stops when ctx is done, and its error then matches ctx.Err(),
 // context.Cause(ctx) and fn's last error, if fn was called.
 //

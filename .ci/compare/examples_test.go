@@ -114,9 +114,9 @@ func retryAfter(v string, now time.Time) time.Duration {
 
 var errAttemptTimeout = errors.New("attempt timed out")
 
-// fetchWithin calls fetch with a timeout of its own. If that timeout ends the
-// attempt, fetchWithin returns errAttemptTimeout with fetch's error in its
-// message only (%v, not %w), so that only the whole call's deadline matches
+// fetchWithin calls fetch with a timeout for the attempt. If that timeout
+// ends the attempt, fetchWithin returns errAttemptTimeout with fetch's error
+// formatted by %v, not %w, so that only the whole call's deadline matches
 // context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)

@@ -762,9 +762,9 @@ var errThrottled = errors.New("retry throttled")
 
 // throttle records err in b unless it is marked Permanent or its first
 // Retryable returns false. If b refuses the retry, throttle wraps err with
-// errThrottled and marks it Permanent. A refused connection, reaching no
-// server, is free; make other failures free only if they cost the dependency
-// no work.
+// errThrottled and marks it Permanent. A refused connection reached no
+// server, so it takes no token; let other failures take none only if they
+// cost the dependency no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -787,7 +787,7 @@ type bucket struct {
 	// a row leave 6, and a retry follows each; a fifth leaves 5, and no retry
 	// follows it.
 	reserve int
-	taken   int // tenths of a token taken; 0, as in a new bucket, is full
+	taken   int // tenths of a token taken; 0 means full, as when new
 }
 
 // record records err (nil for a success) and reports whether a retry may
