@@ -148,9 +148,9 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // retryAfter turns a Retry-After value, seconds or an HTTP-date, into a
 // wait; a wait of 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
-	// A number too big for a uint32 makes ParseUint return a range error
-	// and the largest uint32 as secs. The "|| secs > 0" accepts that case:
-	// a wait of 136 years, above Max, so Do gives up.
+	// ParseUint returns 0 for what is not a number. For a number too big for
+	// a uint32, it returns a range error and the largest uint32, which
+	// "|| secs > 0" keeps: 136 years, above Max, so Do gives up.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
@@ -471,8 +471,8 @@ type txn interface {
 
 // runTx begins a transaction, runs work in it and commits it, within
 // timeout. Errors before COMMIT go to classify. For a failed COMMIT other
-// than a conflict, runTx returns errUnknownOutcome, wrapped with the error
-// and marked Permanent.
+// than a conflict, runTx returns a Permanent error that wraps
+// errUnknownOutcome and the COMMIT's error.
 func runTx[T txn](ctx context.Context, timeout time.Duration,
 	begin func(context.Context) (T, error), work func(context.Context, T) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -532,8 +532,8 @@ var errThrottled = errors.New("retry throttled")
 // throttle records err in b unless it is marked Permanent or its first
 // Retryable returns false. If b refuses the retry, throttle wraps err with
 // errThrottled and marks it Permanent. A refused connection reached no
-// server, so it takes no token; let other failures take none only if they
-// cost the dependency no work.
+// server, so it takes no token; exempt other failures only if they cost the
+// dependency no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {

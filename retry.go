@@ -28,8 +28,8 @@ import (
 //   - has a RetryAfter() time.Duration method, the first errors.As finds,
 //     returning a hint above Max.
 //
-// Either way, Do returns fn's error as it is, unless ctx is done.
-// Do stops when ctx is done, and its error then matches ctx.Err(),
+// In all these cases Do returns fn's error as it is, unless ctx is done.
+// Do stops when ctx is done, and Do's error matches ctx.Err(),
 // context.Cause(ctx) and fn's last error, if fn was called.
 //
 // If ctx has a deadline, every wait ends before it. If Do judges that the

@@ -201,7 +201,7 @@ func TestNilPanicsAndDoneGetsNoCall(t *testing.T) {
 // Rule: Do stops after Attempts calls, or at once if fn's error holds an
 // error from Permanent, or ErrPermanent itself, as errors.Is finds them; or
 // its first Retryable() bool method returns false; or its first RetryAfter()
-// time.Duration method returns a hint above Max. After such a stop, Do
+// time.Duration method returns a hint above Max. In all these cases Do
 // returns fn's error as it is, unless ctx is done.
 
 // TestStopsWithFnsError runs Do inside an enclosing Do with the same Policy.
@@ -272,7 +272,7 @@ func TestStopsWithFnsError(t *testing.T) {
 	}
 }
 
-// Rule: Do stops when ctx is done, and its error then matches ctx.Err(),
+// Rule: Do stops when ctx is done, and Do's error matches ctx.Err(),
 // context.Cause(ctx) and fn's last error, if fn was called.
 
 // TestStopMessages has fn end ctx during the first call, or return an error

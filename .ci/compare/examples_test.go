@@ -100,9 +100,9 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // retryAfter turns a Retry-After value, seconds or an HTTP-date, into a
 // wait; a wait of 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
-	// A number too big for a uint32 makes ParseUint return a range error
-	// and the largest uint32 as secs. The "|| secs > 0" accepts that case:
-	// a wait of 136 years, above Max, so Do gives up.
+	// ParseUint returns 0 for what is not a number. For a number too big for
+	// a uint32, it returns a range error and the largest uint32, which
+	// "|| secs > 0" keeps: 136 years, above Max, so Do gives up.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}

@@ -30,8 +30,8 @@ type txn interface {
 
 // runTx begins a transaction, runs work in it and commits it, within
 // timeout. Errors before COMMIT go to classify. For a failed COMMIT other
-// than a conflict, runTx returns errUnknownOutcome, wrapped with the error
-// and marked Permanent.
+// than a conflict, runTx returns a Permanent error that wraps
+// errUnknownOutcome and the COMMIT's error.
 func runTx[T txn](ctx context.Context, timeout time.Duration,
 	begin func(context.Context) (T, error), work func(context.Context, T) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
