@@ -149,8 +149,8 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // wait; a wait of 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
 	// ParseUint returns 0 for what is not a number. For a number too big for
-	// a uint32, it returns a range error and the largest uint32, which
-	// "|| secs > 0" keeps: 136 years, above Max, so Do gives up.
+	// a uint32, it returns a range error and the largest uint32, 136 years;
+	// "|| secs > 0" accepts that, and as it is above Max, Do gives up.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
@@ -386,7 +386,9 @@ func ExampleDo_budget() {
 	// Each call fails its first two attempts and succeeds at the third, if
 	// Do gets that far. The failure is a 404 in calls 1 to 20, marked
 	// Permanent so that Do makes one attempt; a refused connection in calls
-	// 21 to 40; and a 503 in calls 41 to 60.
+	// 21 to 40; and a 503 in calls 41 to 60. With the 503s, the first two
+	// calls get through; the third leaves half the tokens, and from then on
+	// the bucket refuses every retry.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),
@@ -532,8 +534,8 @@ var errThrottled = errors.New("retry throttled")
 // throttle records err in b unless it is marked Permanent or its first
 // Retryable returns false. If b refuses the retry, throttle wraps err with
 // errThrottled and marks it Permanent. A refused connection reached no
-// server, so it takes no token; exempt other failures only if they cost the
-// dependency no work.
+// server, so it takes no token. Let another failure take none only if it
+// cost the dependency no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {

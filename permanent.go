@@ -14,10 +14,11 @@ import (
 var ErrPermanent = errors.New("retry: permanent")
 
 // Permanent returns err wrapped in a marker that matches [ErrPermanent], so
-// that [Do] stops at once, even if an outer error's Retryable returns true.
-// Do's error keeps the marker, so an enclosing Do stops too. The marker has
-// err's message, Unwrap returns err, and Retryable returns false. If err is
-// nil or is itself a marker, Permanent returns err.
+// that [Do] stops at once, even if the marker sits inside an error whose
+// Retryable returns true. Do's error keeps the marker, so an enclosing Do
+// stops too. The marker has err's message, Unwrap returns err, and
+// Retryable returns false. If err is nil or is itself a marker, Permanent
+// returns err.
 func Permanent(err error) error {
 	if _, ok := err.(*permanent); ok || err == nil {
 		return err
