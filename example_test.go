@@ -150,7 +150,7 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 func retryAfter(v string, now time.Time) time.Duration {
 	// ParseUint returns 0 for what is not a number. For a number too big for
 	// a uint32, it returns a range error and the largest uint32, 136 years;
-	// "|| secs > 0" accepts that, and as it is above Max, Do gives up.
+	// "|| secs > 0" keeps that value, the hint is above Max, and Do stops.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
@@ -387,8 +387,8 @@ func ExampleDo_budget() {
 	// Do gets that far. The failure is a 404 in calls 1 to 20, marked
 	// Permanent so that Do makes one attempt; a refused connection in calls
 	// 21 to 40; and a 503 in calls 41 to 60. With the 503s, the first two
-	// calls get through; the third leaves half the tokens, and from then on
-	// the bucket refuses every retry.
+	// calls get through; in the third, the second failure leaves fewer than
+	// half the tokens, so the bucket refuses that retry and every one after.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),
@@ -534,8 +534,8 @@ var errThrottled = errors.New("retry throttled")
 // throttle records err in b unless it is marked Permanent or its first
 // Retryable returns false. If b refuses the retry, throttle wraps err with
 // errThrottled and marks it Permanent. A refused connection reached no
-// server, so it takes no token. Let another failure take none only if it
-// cost the dependency no work.
+// server, so it takes no token. Other failures should take no token only if
+// they cost the dependency no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {

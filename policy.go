@@ -24,7 +24,7 @@ const (
 // If fn's error carries a hint h > 0, the wait is uniform from h to the
 // smaller of Max and h+max(h, c): with h = 1s and c = 400ms, from 1s to
 // 2s. A deadline can shorten a wait; if less than h remains before it, [Do]
-// returns at once.
+// returns its deadline error at once.
 type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int

@@ -102,7 +102,7 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 func retryAfter(v string, now time.Time) time.Duration {
 	// ParseUint returns 0 for what is not a number. For a number too big for
 	// a uint32, it returns a range error and the largest uint32, 136 years;
-	// "|| secs > 0" accepts that, and as it is above Max, Do gives up.
+	// "|| secs > 0" keeps that value, the hint is above Max, and Do stops.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}

@@ -763,8 +763,8 @@ var errThrottled = errors.New("retry throttled")
 // throttle records err in b unless it is marked Permanent or its first
 // Retryable returns false. If b refuses the retry, throttle wraps err with
 // errThrottled and marks it Permanent. A refused connection reached no
-// server, so it takes no token. Let another failure take none only if it
-// cost the dependency no work.
+// server, so it takes no token. Other failures should take no token only if
+// they cost the dependency no work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
