@@ -148,9 +148,9 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // retryAfter turns a Retry-After value, seconds or an HTTP-date, into a
 // wait; a wait of 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
-	// ParseUint returns 0 for what is not a number. For a number too big for
-	// a uint32, it returns a range error and the largest uint32, 136 years;
-	// "|| secs > 0" keeps that value, the hint is above Max, and Do stops.
+	// ParseUint returns 0 for what is not a number. For a number too big
+	// for a uint32, ParseUint returns a range error and the largest uint32,
+	// 136 years, which "|| secs > 0" keeps: a hint above Max, so Do stops.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
@@ -386,9 +386,9 @@ func ExampleDo_budget() {
 	// Each call fails its first two attempts and succeeds at the third, if
 	// Do gets that far. The failure is a 404 in calls 1 to 20, marked
 	// Permanent so that Do makes one attempt; a refused connection in calls
-	// 21 to 40; and a 503 in calls 41 to 60. With the 503s, the first two
-	// calls get through; in the third, the second failure leaves fewer than
-	// half the tokens, so the bucket refuses that retry and every one after.
+	// 21 to 40; and a 503 in calls 41 to 60. With the 503s, calls 41 and 42
+	// get through; in call 43 the second failure leaves 4.2 of 10 tokens,
+	// under half, so the bucket refuses that retry and all later ones.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),

@@ -18,19 +18,19 @@ const (
 // zero Policy is valid; a Policy is safe for concurrent use.
 //
 // After attempt n fails, Do waits a random time, uniform from 0 to a ceiling
-// c that starts at Base and doubles after each failure, up to Max:
-// c = min(Max, Base<<(n-1)).
+// c that is Base after the first failure and doubles after each later one,
+// up to Max: c = min(Max, Base<<(n-1)).
 //
 // If fn's error carries a hint h > 0, the wait is uniform from h to the
 // smaller of Max and h+max(h, c): with h = 1s and c = 400ms, from 1s to
-// 2s. A deadline can shorten a wait; if less than h remains before it, [Do]
-// returns its deadline error at once.
+// 2s. Near a deadline, [Do] shortens the range or, if less than h remains,
+// returns at once.
 type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int
 
-	// Base caps the first wait, when fn's error has no hint. Zero or
-	// negative means 100ms.
+	// Base caps the first wait when there is no hint. Zero or negative
+	// means 100ms.
 	Base time.Duration
 
 	// Max caps every wait; a hint above Max ends Do at once. Zero or
@@ -38,7 +38,7 @@ type Policy struct {
 	Max time.Duration
 }
 
-// Delay returns a random wait Do could draw after attempt n fails, with no
+// Delay returns a random wait Do could draw after attempt n fails without a
 // hint or deadline. An n below 1 means 1.
 func (p Policy) Delay(n int) time.Duration {
 	return draw(p.ceiling(n))
