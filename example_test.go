@@ -149,8 +149,9 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // wait; a wait of 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
 	// ParseUint returns 0 for what is not a number. For a number too big
-	// for a uint32, ParseUint returns a range error and the largest uint32,
-	// 136 years, which "|| secs > 0" keeps: a hint above Max, so Do stops.
+	// for a uint32, it returns a range error but sets secs to the largest
+	// uint32, 136 years. "|| secs > 0" accepts that hint, which is above
+	// Max, so Do stops.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
@@ -381,14 +382,14 @@ func ExampleDo_deadline() {
 // A retry budget, a bucket per dependency in each process, stops retries
 // while many attempts fail; a 404 marked Permanent costs nothing.
 func ExampleDo_budget() {
-	budget := &bucket{reserve: 4} // one per dependency in each process
+	budget := &bucket{reserve: 4} // 10 tokens; one bucket per dependency in each process
 	p := retry.Policy{Base: time.Millisecond}
 	// Each call fails its first two attempts and succeeds at the third, if
 	// Do gets that far. The failure is a 404 in calls 1 to 20, marked
 	// Permanent so that Do makes one attempt; a refused connection in calls
 	// 21 to 40; and a 503 in calls 41 to 60. With the 503s, calls 41 and 42
-	// get through; in call 43 the second failure leaves 4.2 of 10 tokens,
-	// under half, so the bucket refuses that retry and all later ones.
+	// get through; in call 43 the second failure leaves 4.2 of the 10
+	// tokens, under half, so the bucket refuses that retry and all later ones.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),

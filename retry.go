@@ -23,10 +23,10 @@ import (
 // Do stops after Attempts calls, or at once if fn's error:
 //   - holds an error from [Permanent], or [ErrPermanent] itself, as
 //     [errors.Is] finds them;
-//   - has a Retryable() bool method, the first [errors.As] finds, returning
-//     false; or
-//   - has a RetryAfter() time.Duration method, the first errors.As finds,
-//     returning a hint above Max.
+//   - has a Retryable() bool method (the first [errors.As] finds) that
+//     returns false; or
+//   - has a RetryAfter() time.Duration method (the first errors.As finds)
+//     that returns a hint above Max.
 //
 // In all these cases Do returns fn's error as it is, unless ctx is done.
 // Do stops when ctx is done, and Do's error matches ctx.Err(),
