@@ -149,9 +149,9 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // wait; a wait of 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
 	// ParseUint returns 0 for what is not a number. For a number too big
-	// for a uint32, it returns a range error but sets secs to the largest
-	// uint32, 136 years. "|| secs > 0" accepts that hint, which is above
-	// Max, so Do stops.
+	// for a uint32, it returns a range error with secs set to the largest
+	// uint32, 136 years; "|| secs > 0" keeps that value, and since it is
+	// above Max, Do stops.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
@@ -389,7 +389,7 @@ func ExampleDo_budget() {
 	// Permanent so that Do makes one attempt; a refused connection in calls
 	// 21 to 40; and a 503 in calls 41 to 60. With the 503s, calls 41 and 42
 	// get through; in call 43 the second failure leaves 4.2 of the 10
-	// tokens, under half, so the bucket refuses that retry and all later ones.
+	// tokens (10 - 1.9 - 1.9 - 2), under half, so the bucket refuses that retry and all later ones.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),
