@@ -191,7 +191,7 @@ var errAttemptTimeout = errors.New("attempt timed out")
 
 // fetchWithin calls fetch with a timeout for the attempt. If that timeout
 // ends the attempt, fetchWithin returns errAttemptTimeout with fetch's error
-// formatted by %v, not %w, so that only the whole call's deadline matches
+// in %v, not %w, so that only the whole call's deadline matches
 // context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
@@ -220,8 +220,8 @@ func ExampleDoValue() {
 }
 
 // A job queue can store a job's failed attempts with the job and, after a
-// failure, set its next run to now plus Delay. Do is the better tool when
-// the caller waits for the result.
+// failure, set its next run to now plus Delay. Do suits a caller that waits
+// for the result.
 func ExamplePolicy_Delay() {
 	p := retry.Policy{Base: time.Second, Max: time.Minute}
 	const maxFailures = 10
@@ -294,8 +294,8 @@ func ExampleDo_observe() {
 }
 
 // observe calls Do with fn. Before each retry, observe logs the wait and the
-// error that caused it; if Do fails, it logs Do's error. Where fn's error
-// carries a hint, it logs the hint and Max too.
+// error that caused it; if Do fails, it logs Do's error. For an error with a
+// hint, it logs the hint and Max too.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
 	attempts := 0
@@ -473,8 +473,8 @@ type txn interface {
 }
 
 // runTx begins a transaction, runs work in it and commits it, within
-// timeout. Errors before COMMIT go to classify. For a failed COMMIT other
-// than a conflict, runTx returns a Permanent error that wraps
+// timeout. Errors before COMMIT go to classify. If COMMIT fails other than
+// with a conflict, runTx returns a Permanent error wrapping
 // errUnknownOutcome and the COMMIT's error.
 func runTx[T txn](ctx context.Context, timeout time.Duration,
 	begin func(context.Context) (T, error), work func(context.Context, T) error) error {
@@ -500,8 +500,7 @@ func runTx[T txn](ctx context.Context, timeout time.Duration,
 var errUnknownOutcome = errors.New("transaction outcome unknown")
 
 // classify returns err for Do to retry if it is a conflict or the attempt's
-// ctx is done, and marks it Permanent otherwise; either way, the attempt
-// committed nothing.
+// ctx is done, and marks it Permanent otherwise.
 func classify(ctx context.Context, err error) error {
 	if ctx.Err() != nil || conflict(err) {
 		return err
@@ -534,9 +533,9 @@ var errThrottled = errors.New("retry throttled")
 
 // throttle records err in b unless it is marked Permanent or its first
 // Retryable returns false. If b refuses the retry, throttle wraps err with
-// errThrottled and marks it Permanent. A refused connection reached no
-// server, so it takes no token. Other failures should take no token only if
-// they cost the dependency no work.
+// errThrottled and marks it Permanent. A refused connection, reaching no
+// server, takes no token; other failures should take one unless they cost
+// the dependency nothing.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -551,7 +550,7 @@ func throttle(b *bucket, err error) error {
 
 // A bucket is a retry budget modeled on gRPC's retry throttling: a failure
 // takes a token, a success returns a tenth of one, and a retry may follow
-// while more than half its tokens remain.
+// while over half its tokens remain.
 type bucket struct {
 	mu sync.Mutex // a bucket is safe for concurrent use
 	// reserve is how many retries in a row a full bucket allows: a bucket

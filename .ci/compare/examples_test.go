@@ -36,8 +36,8 @@ import (
 // quick start's too.
 
 // observe calls Do with fn. Before each retry, observe logs the wait and the
-// error that caused it; if Do fails, it logs Do's error. Where fn's error
-// carries a hint, it logs the hint and Max too.
+// error that caused it; if Do fails, it logs Do's error. For an error with a
+// hint, it logs the hint and Max too.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
 	attempts := 0
@@ -117,7 +117,7 @@ var errAttemptTimeout = errors.New("attempt timed out")
 
 // fetchWithin calls fetch with a timeout for the attempt. If that timeout
 // ends the attempt, fetchWithin returns errAttemptTimeout with fetch's error
-// formatted by %v, not %w, so that only the whole call's deadline matches
+// in %v, not %w, so that only the whole call's deadline matches
 // context.DeadlineExceeded.
 func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
 	attemptCtx, cancel := context.WithTimeout(ctx, timeout)

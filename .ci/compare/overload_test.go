@@ -762,9 +762,9 @@ var errThrottled = errors.New("retry throttled")
 
 // throttle records err in b unless it is marked Permanent or its first
 // Retryable returns false. If b refuses the retry, throttle wraps err with
-// errThrottled and marks it Permanent. A refused connection reached no
-// server, so it takes no token. Other failures should take no token only if
-// they cost the dependency no work.
+// errThrottled and marks it Permanent. A refused connection, reaching no
+// server, takes no token; other failures should take one unless they cost
+// the dependency nothing.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -779,7 +779,7 @@ func throttle(b *bucket, err error) error {
 
 // A bucket is a retry budget modeled on gRPC's retry throttling: a failure
 // takes a token, a success returns a tenth of one, and a retry may follow
-// while more than half its tokens remain.
+// while over half its tokens remain.
 type bucket struct {
 	mu sync.Mutex // a bucket is safe for concurrent use
 	// reserve is how many retries in a row a full bucket allows: a bucket

@@ -29,8 +29,8 @@ type txn interface {
 }
 
 // runTx begins a transaction, runs work in it and commits it, within
-// timeout. Errors before COMMIT go to classify. For a failed COMMIT other
-// than a conflict, runTx returns a Permanent error that wraps
+// timeout. Errors before COMMIT go to classify. If COMMIT fails other than
+// with a conflict, runTx returns a Permanent error wrapping
 // errUnknownOutcome and the COMMIT's error.
 func runTx[T txn](ctx context.Context, timeout time.Duration,
 	begin func(context.Context) (T, error), work func(context.Context, T) error) error {
@@ -56,8 +56,7 @@ func runTx[T txn](ctx context.Context, timeout time.Duration,
 var errUnknownOutcome = errors.New("transaction outcome unknown")
 
 // classify returns err for Do to retry if it is a conflict or the attempt's
-// ctx is done, and marks it Permanent otherwise; either way, the attempt
-// committed nothing.
+// ctx is done, and marks it Permanent otherwise.
 func classify(ctx context.Context, err error) error {
 	if ctx.Err() != nil || conflict(err) {
 		return err
