@@ -389,7 +389,8 @@ func ExampleDo_budget() {
 	// Permanent so that Do makes one attempt; a refused connection in calls
 	// 21 to 40; and a 503 in calls 41 to 60. With the 503s, calls 41 and 42
 	// get through; in call 43 the second failure leaves 4.2 of the 10
-	// tokens (10 - 1.9 - 1.9 - 2), under half, so the bucket refuses that retry and all later ones.
+	// tokens (10 - 1.9 - 1.9 - 2: calls 41 and 42 each take 2 and give back
+	// a tenth), under half, so the bucket refuses that retry and all later ones.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),
@@ -534,8 +535,8 @@ var errThrottled = errors.New("retry throttled")
 // throttle records err in b unless it is marked Permanent or its first
 // Retryable returns false. If b refuses the retry, throttle wraps err with
 // errThrottled and marks it Permanent. A refused connection, reaching no
-// server, takes no token; other failures should take one unless they cost
-// the dependency nothing.
+// server, takes no token; every other failure takes one, as it may have
+// cost work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {

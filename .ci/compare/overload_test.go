@@ -763,8 +763,8 @@ var errThrottled = errors.New("retry throttled")
 // throttle records err in b unless it is marked Permanent or its first
 // Retryable returns false. If b refuses the retry, throttle wraps err with
 // errThrottled and marks it Permanent. A refused connection, reaching no
-// server, takes no token; other failures should take one unless they cost
-// the dependency nothing.
+// server, takes no token; every other failure takes one, as it may have
+// cost work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
