@@ -148,10 +148,9 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // retryAfter turns a Retry-After value, seconds or an HTTP-date, into a
 // wait; a wait of 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
-	// ParseUint returns 0 for what is not a number. For a number too big
-	// for a uint32, it returns a range error with secs set to the largest
-	// uint32, 136 years; "|| secs > 0" keeps that value, and since it is
-	// above Max, Do stops.
+	// Not a number: secs is 0. Too big for a uint32: err is a range error,
+	// but secs is the largest uint32, 136 years, which "|| secs > 0" keeps.
+	// That hint is above Max, so Do stops.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
@@ -390,7 +389,7 @@ func ExampleDo_budget() {
 	// 21 to 40; and a 503 in calls 41 to 60. With the 503s, calls 41 and 42
 	// get through; in call 43 the second failure leaves 4.2 of the 10
 	// tokens (10 - 1.9 - 1.9 - 2: calls 41 and 42 each take 2 and give back
-	// a tenth), under half, so the bucket refuses that retry and all later ones.
+	// a tenth; call 43 takes 2), under half, so the bucket refuses that retry and all later ones.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),

@@ -22,9 +22,9 @@ const (
 // up to Max: c = min(Max, Base<<(n-1)).
 //
 // If fn's error carries a hint h > 0, the wait is uniform from h to the
-// smaller of Max and h+max(h, c): with h = 1s and c = 400ms, from 1s to
-// 2s. Near a deadline, [Do] shortens the range, or returns at once as Do's
-// doc says.
+// smaller of Max and h+max(h, c): with h = 1s and c = 400ms, 1s to 2s.
+// Near a deadline, [Do] lowers the range's top, never below h; it returns
+// at once instead.
 type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int
