@@ -23,8 +23,8 @@ const (
 //
 // If fn's error carries a hint h > 0, the wait is uniform from h to the
 // smaller of Max and h+max(h, c): with h = 1s and c = 400ms, 1s to 2s.
-// Near a deadline, [Do] lowers the range's top, never below h; it returns
-// at once instead.
+// A deadline lowers either range's top; if h does not fit, [Do] returns at
+// once.
 type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int
