@@ -39,16 +39,16 @@ func ExampleDo() {
 }
 
 // An error wrapped with Permanent stops Do at the first call, and errors.Is
-// still finds errNotFound in Do's error.
+// still finds errNoUser in Do's error.
 func ExampleDo_permanent() {
-	errNotFound := errors.New("not found")
+	errNoUser := errors.New("not found")
 	attempts := 0
 	err := retry.Do(context.Background(), retry.Policy{}, func(context.Context) error {
 		attempts++
-		return retry.Permanent(fmt.Errorf("GET /users/7: 404: %w", errNotFound))
+		return retry.Permanent(fmt.Errorf("GET /users/7: 404: %w", errNoUser))
 	})
 	fmt.Println("err:", err, "after", attempts, "attempt")
-	fmt.Println("not found:", errors.Is(err, errNotFound))
+	fmt.Println("not found:", errors.Is(err, errNoUser))
 	// Output:
 	// err: GET /users/7: 404: not found after 1 attempt
 	// not found: true
@@ -148,9 +148,9 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // retryAfter turns a Retry-After value, seconds or an HTTP-date, into a
 // wait; a wait of 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
-	// A non-number gives secs 0. A number too big for a uint32 gives a range
-	// error with secs set to the largest uint32, 136 years; "|| secs > 0"
-	// keeps that wait, and Do stops, as it is above Max.
+	// For a number too big for a uint32, ParseUint returns an error but also
+	// secs = 1<<32-1, 136 years. The "|| secs > 0" keeps that wait, which is
+	// above Max, so Do stops. For a non-number, secs is 0.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
@@ -386,10 +386,10 @@ func ExampleDo_budget() {
 	// Each call fails its first two attempts and succeeds at the third, if
 	// Do gets that far. The failure is a 404 in calls 1 to 20, marked
 	// Permanent so that Do makes one attempt; a refused connection in calls
-	// 21 to 40; and a 503 in calls 41 to 60. With the 503s, calls 41 and 42
-	// get through; in call 43 the second failure leaves 4.2 of the 10
-	// tokens (10 - 1.9 - 1.9 - 2: calls 41 and 42 each take 2 and give back
-	// a tenth; call 43 takes 2), under half, so the bucket refuses that retry and all later ones.
+	// 21 to 40; and a 503 in calls 41 to 60. Calls 41 and 42 each fail
+	// twice and then succeed, taking 2 tokens and giving back a tenth; in
+	// call 43 the second failure leaves 10 - 3.8 - 2 = 4.2 of the bucket's 10
+	// tokens, under half, so the bucket refuses that retry and all later ones.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),

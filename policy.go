@@ -18,13 +18,13 @@ const (
 // zero Policy is valid; a Policy is safe for concurrent use.
 //
 // After attempt n fails, Do waits a random time, uniform from 0 to a ceiling
-// c that is Base after the first failure and doubles after each later one,
-// up to Max: c = min(Max, Base<<(n-1)).
+// c = min(Max, Base<<(n-1)): Base after the first failure, doubling after
+// each later one, up to Max.
 //
 // If fn's error carries a hint h > 0, the wait is uniform from h to the
 // smaller of Max and h+max(h, c): with h = 1s and c = 400ms, 1s to 2s.
-// A deadline lowers either range's top; if h does not fit, [Do] returns at
-// once.
+// A deadline lowers the top of both ranges; when not even h fits before it,
+// [Do] returns at once.
 type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int

@@ -100,9 +100,9 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // retryAfter turns a Retry-After value, seconds or an HTTP-date, into a
 // wait; a wait of 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
-	// A non-number gives secs 0. A number too big for a uint32 gives a range
-	// error with secs set to the largest uint32, 136 years; "|| secs > 0"
-	// keeps that wait, and Do stops, as it is above Max.
+	// For a number too big for a uint32, ParseUint returns an error but also
+	// secs = 1<<32-1, 136 years. The "|| secs > 0" keeps that wait, which is
+	// above Max, so Do stops. For a non-number, secs is 0.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
