@@ -386,10 +386,10 @@ func ExampleDo_budget() {
 	// Each call fails its first two attempts and succeeds at the third, if
 	// Do gets that far. The failure is a 404 in calls 1 to 20, marked
 	// Permanent so that Do makes one attempt; a refused connection in calls
-	// 21 to 40; and a 503 in calls 41 to 60. Calls 41 and 42 each fail
-	// twice and then succeed, taking 2 tokens and giving back a tenth; in
-	// call 43 the second failure leaves 10 - 3.8 - 2 = 4.2 of the bucket's 10
-	// tokens, under half, so the bucket refuses that retry and all later ones.
+	// 21 to 40; and a 503 in calls 41 to 60. Calls 41 and 42 each take 2
+	// tokens and give back 0.1, so 3.8 of the bucket's 10 are gone; call
+	// 43's two failures leave 10 - 3.8 - 2 = 4.2, under half, so the bucket
+	// refuses that retry and all later ones.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),
