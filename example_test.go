@@ -57,7 +57,7 @@ func ExampleDo_permanent() {
 // Do returns the marker in its error, whether fn returned it bare or
 // wrapped, so an outer Do stops at once too.
 func ExamplePermanent() {
-	p := retry.Policy{Attempts: 3, Base: time.Millisecond}
+	p := retry.Policy{Attempts: 3, BaseDelay: time.Millisecond}
 	marked := retry.Permanent(errors.New("bad id"))
 	for _, inner := range []error{marked, fmt.Errorf("load user 7: %w", marked)} {
 		calls := 0
@@ -75,7 +75,7 @@ func ExamplePermanent() {
 // its second attempt succeeds.
 func ExampleAfter() {
 	// Without the hint, Do would wait a millisecond at most.
-	p := retry.Policy{Base: time.Millisecond}
+	p := retry.Policy{BaseDelay: time.Millisecond}
 	var up time.Time // the dependency is down until then
 	attempts := 0
 	err := retry.Do(context.Background(), p, func(context.Context) error {
@@ -150,7 +150,7 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 func retryAfter(v string, now time.Time) time.Duration {
 	// For a number too big for a uint32, ParseUint returns an error but also
 	// secs = 1<<32-1, 136 years. The "|| secs > 0" keeps that wait, which is
-	// above Max, so Do stops. For a non-number, secs is 0.
+	// above MaxDelay, so Do stops. For a non-number, secs is 0.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
@@ -204,7 +204,7 @@ func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte
 
 // DoValue returns the value of the call that succeeded.
 func ExampleDoValue() {
-	p := retry.Policy{Base: time.Millisecond}
+	p := retry.Policy{BaseDelay: time.Millisecond}
 	attempt := 0
 	port, err := retry.DoValue(context.Background(), p, func(context.Context) (int, error) {
 		attempt++
@@ -222,7 +222,7 @@ func ExampleDoValue() {
 // failure, set its next run to now plus Delay. Do suits a caller that waits
 // for the result.
 func ExamplePolicy_Delay() {
-	p := retry.Policy{Base: time.Second, Max: time.Minute}
+	p := retry.Policy{BaseDelay: time.Second, MaxDelay: time.Minute}
 	const maxFailures = 10
 	type job struct {
 		failures int       // failed attempts, stored with the job
@@ -236,7 +236,7 @@ func ExamplePolicy_Delay() {
 		fmt.Println("gave up:", err) // and the worker sets the job aside
 		return
 	}
-	wait := p.Delay(j.failures) // from 0 to Base<<2, 4s, by Policy's formula
+	wait := p.Delay(j.failures) // from 0 to BaseDelay<<2, 4s, by Policy's formula
 	j.runAt = now.Add(wait)     // and the worker stores j and takes another job
 	fmt.Println("attempt", j.failures, "failed:", err)
 	fmt.Println("next run within 4s:", j.runAt.Sub(now) <= 4*time.Second)
@@ -249,7 +249,7 @@ func ExamplePolicy_Delay() {
 func ExampleDo_observe() {
 	// Millisecond waits keep the example quick; a service gives observe the
 	// Policy it would give Do.
-	p := retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}
+	p := retry.Policy{Attempts: 3, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}
 	log := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			switch a.Key {
@@ -294,13 +294,13 @@ func ExampleDo_observe() {
 
 // observe calls Do with fn. Before each retry, observe logs the wait and the
 // error that caused it; if Do fails, it logs Do's error. For an error with a
-// hint, it logs the hint and Max too.
+// hint, it logs the hint and MaxDelay too.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
 	attempts := 0
 	var last error    // fn's last error
 	var end time.Time // when fn last returned
-	limit := p.Max
+	limit := p.MaxDelay
 	if limit <= 0 {
 		limit = 10 * time.Second // as Policy's doc says
 	}
@@ -382,7 +382,7 @@ func ExampleDo_deadline() {
 // while many attempts fail; a 404 marked Permanent costs nothing.
 func ExampleDo_budget() {
 	budget := &bucket{reserve: 4} // 10 tokens; one bucket per dependency in each process
-	p := retry.Policy{Base: time.Millisecond}
+	p := retry.Policy{BaseDelay: time.Millisecond}
 	// Each call fails its first two attempts and succeeds at the third, if
 	// Do gets that far. The failure is a 404 in calls 1 to 20, marked
 	// Permanent so that Do makes one attempt; a refused connection in calls
@@ -428,7 +428,7 @@ func ExampleDo_budget() {
 // since it may have taken effect.
 func ExampleDo_transaction() {
 	// The Policy suits about 40 clients on one row.
-	p := retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second}
+	p := retry.Policy{Attempts: 10, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second}
 	// An attempt's timeout covers the wait for a pooled connection, the
 	// statements and COMMIT. Make it a few times the longest time the three
 	// take together under load, since a timeout that fires during COMMIT

@@ -18,24 +18,24 @@ const (
 // zero Policy is valid; a Policy is safe for concurrent use.
 //
 // After attempt n fails, Do waits a random time, uniform from 0 to a ceiling
-// c = min(Max, Base<<(n-1)): Base after the first failure, doubling after
-// each later one, up to Max.
+// c = min(MaxDelay, BaseDelay<<(n-1)): BaseDelay after the first failure, doubling after
+// each later one, up to MaxDelay.
 //
 // If fn's error carries a hint h > 0, the wait is uniform from h to the
-// smaller of Max and h+max(h, c): with h = 1s and c = 400ms, 1s to 2s.
+// smaller of MaxDelay and h+max(h, c): with h = 1s and c = 400ms, 1s to 2s.
 // A deadline lowers the top of both ranges; when not even h fits before it,
 // [Do] returns at once.
 type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4.
 	Attempts int
 
-	// Base caps the first wait when there is no hint. Zero or negative
+	// BaseDelay caps the first wait when there is no hint. Zero or negative
 	// means 100ms.
-	Base time.Duration
+	BaseDelay time.Duration
 
-	// Max caps every wait; a hint above Max ends Do at once. Zero or
+	// MaxDelay caps every wait; a hint above MaxDelay ends Do at once. Zero or
 	// negative means 10s.
-	Max time.Duration
+	MaxDelay time.Duration
 }
 
 // Delay returns a random wait Do could draw after attempt n fails without a
@@ -50,13 +50,13 @@ func draw(c time.Duration) time.Duration {
 }
 
 func (p Policy) attempts() int      { return orDefault(p.Attempts, defaultAttempts) }
-func (p Policy) max() time.Duration { return orDefault(p.Max, defaultMax) }
+func (p Policy) max() time.Duration { return orDefault(p.MaxDelay, defaultMax) }
 
 // ceiling returns the ceiling c after attempt n fails, as Policy's doc says.
 func (p Policy) ceiling(n int) time.Duration {
-	base, limit := orDefault(p.Base, defaultBase), p.max()
+	base, limit := orDefault(p.BaseDelay, defaultBase), p.max()
 	n = max(n, 1) - 1
-	// Compare before shifting: with Base = 1<<40 + 1 and n = 24, base<<n
+	// Compare before shifting: with BaseDelay = 1<<40 + 1 and n = 24, base<<n
 	// wraps to 1<<24 (16.7ms). From n = 63 on, limit>>n is 0, so limit is
 	// returned.
 	if base > limit>>n {
@@ -71,8 +71,8 @@ func (p Policy) wait(n int, h, longest time.Duration) time.Duration {
 	h = max(h, 0) // a hint of 0 or less is no hint
 	c := p.ceiling(n)
 	if h > 0 {
-		// Not a clamp of h+draw to Max, which would send clients told a
-		// hint near Max back together; h+c <= Max cannot overflow, as h+h can.
+		// Not a clamp of h+draw to MaxDelay, which would send clients told a
+		// hint near MaxDelay back together; h+c <= MaxDelay cannot overflow, as h+h can.
 		c = min(max(h, c), p.max()-h)
 	}
 	return h + draw(min(c, longest-h))

@@ -26,7 +26,7 @@ import (
 //   - has a Retryable() bool method (the first [errors.As] finds) that
 //     returns false; or
 //   - has a RetryAfter() time.Duration method (the first errors.As finds)
-//     that returns a hint above Max.
+//     that returns a hint above MaxDelay.
 //
 // In all these cases Do returns fn's error as it is, unless ctx is done.
 // Do stops when ctx is done, and Do's error matches ctx.Err(),

@@ -122,8 +122,8 @@ func TestCallsUntilNil(t *testing.T) {
 		want  error
 		calls int
 	}{
-		{"gives up with the last error", ctx, retry.Policy{Attempts: 5, Base: time.Millisecond, Max: 5 * time.Millisecond}, errs[:5], errs[4], 5},
-		{"waits 19 times", cancelable, retry.Policy{Attempts: 20, Base: time.Millisecond, Max: time.Millisecond}, errs, nil, 20},
+		{"gives up with the last error", ctx, retry.Policy{Attempts: 5, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}, errs[:5], errs[4], 5},
+		{"waits 19 times", cancelable, retry.Policy{Attempts: 20, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}, errs, nil, 20},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,7 +146,7 @@ func TestCallsUntilNil(t *testing.T) {
 func TestDoValue(t *testing.T) {
 	for attempts, want := range map[int]string{1: "", 2: "whole"} {
 		calls := 0
-		v, err := retry.DoValue(context.Background(), retry.Policy{Attempts: attempts, Base: 1}, func(context.Context) (string, error) {
+		v, err := retry.DoValue(context.Background(), retry.Policy{Attempts: attempts, BaseDelay: 1}, func(context.Context) (string, error) {
 			if calls++; calls == 1 {
 				return "partial", errBoom
 			}
@@ -201,7 +201,7 @@ func TestNilPanicsAndDoneGetsNoCall(t *testing.T) {
 // Rule: Do stops after Attempts calls, or at once if fn's error holds an
 // error from Permanent, or ErrPermanent itself, as errors.Is finds them; or
 // its first Retryable() bool method returns false; or its first RetryAfter()
-// time.Duration method returns a hint above Max. In all these cases Do
+// time.Duration method returns a hint above MaxDelay. In all these cases Do
 // returns fn's error as it is, unless ctx is done.
 
 // TestStopsWithFnsError runs Do inside an enclosing Do with the same Policy.
@@ -212,7 +212,7 @@ func TestNilPanicsAndDoneGetsNoCall(t *testing.T) {
 func TestStopsWithFnsError(t *testing.T) {
 	perm, final := retry.Permanent(errors.New("cause")), fmt.Errorf("op: %w", retryable(false))
 	shutdown := errors.New("shutting down")
-	p, hintMax := retry.Policy{Attempts: 3, Base: time.Millisecond, Max: time.Hour}, retry.Policy{Max: time.Second}
+	p, hintMax := retry.Policy{Attempts: 3, BaseDelay: time.Millisecond, MaxDelay: time.Hour}, retry.Policy{MaxDelay: time.Second}
 	tests := []struct {
 		name   string
 		p      retry.Policy
@@ -234,12 +234,12 @@ func TestStopsWithFnsError(t *testing.T) {
 		{"an outer Retryable false overrules an inner true", p, &appError{retryable(true), false}, 1, false},
 		{"an As method that hands over Retryable false stops", p, newChain(errBoom, final), 1, false},
 		{"an As method that hands over Retryable true retries", p, newChain(retryable(true), final), 3, false},
-		{"a hint above Max stops", hintMax, hint(time.Second + 1), 1, false},
-		{"an After above Max stops", hintMax, retry.After(errBoom, time.Second+1), 1, false},
+		{"a hint above MaxDelay stops", hintMax, hint(time.Second + 1), 1, false},
+		{"an After above MaxDelay stops", hintMax, retry.After(errBoom, time.Second+1), 1, false},
 		{"a cancel during the last attempt shows", retry.Policy{Attempts: 1}, errBoom, 1, true},
 		{"a cancel shows beside a wrapped marker", p, fmt.Errorf("op: %w", perm), 1, true},
 		{"a cancel shows beside Retryable false", p, final, 1, true},
-		{"a cancel shows beside a hint above Max", hintMax, hint(time.Hour), 1, true},
+		{"a cancel shows beside a hint above MaxDelay", hintMax, hint(time.Hour), 1, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -282,7 +282,7 @@ func TestStopsWithFnsError(t *testing.T) {
 // matches all Do's would add.
 func TestStopMessages(t *testing.T) {
 	shutdown, slow, boom := errors.New("shutting down"), errors.New("slow"), retry.After(errors.New("boom"), time.Hour)
-	p := retry.Policy{Base: time.Hour, Max: time.Hour}
+	p := retry.Policy{BaseDelay: time.Hour, MaxDelay: time.Hour}
 	fail := func(_ context.Context, end func()) error { end(); return boom }
 	inner := func(ctx context.Context, end func()) error { // a Do inside fn
 		return retry.Do(ctx, p, func(ctx context.Context) error { return fail(ctx, end) })
@@ -372,9 +372,9 @@ func TestCancelDuringWaitReturnsThen(t *testing.T) {
 		h, after time.Duration // the hint, and when ctx is canceled
 		noDone   bool
 	}{
-		{retry.Policy{Max: time.Hour}, 30 * time.Minute, 50 * time.Millisecond, false},
-		{retry.Policy{Base: math.MaxInt64, Max: math.MaxInt64}, math.MaxInt64 / 2, 1000 * time.Hour, false},
-		{retry.Policy{Max: time.Hour}, 30 * time.Minute, 50 * time.Millisecond, true},
+		{retry.Policy{MaxDelay: time.Hour}, 30 * time.Minute, 50 * time.Millisecond, false},
+		{retry.Policy{BaseDelay: math.MaxInt64, MaxDelay: math.MaxInt64}, math.MaxInt64 / 2, 1000 * time.Hour, false},
+		{retry.Policy{MaxDelay: time.Hour}, 30 * time.Minute, 50 * time.Millisecond, true},
 	}
 	for _, tt := range tests {
 		for range 16 {
@@ -403,7 +403,7 @@ func TestCancelLeavesNoTimerRunning(t *testing.T) {
 	done := make(chan struct{})
 	close(done)
 	ctx := oddCtx{context.Background(), done, func() error { return nil }}
-	p := retry.Policy{Attempts: 2, Base: time.Hour, Max: time.Hour}
+	p := retry.Policy{Attempts: 2, BaseDelay: time.Hour, MaxDelay: time.Hour}
 	heapObjects := func() int64 {
 		runtime.GC()
 		var m runtime.MemStats
@@ -462,7 +462,7 @@ func TestWaitsAndCallsEndBeforeTheDeadline(t *testing.T) {
 				waits, bad := make([]time.Duration, 1000), make([]string, 1000)
 				client := func(ctx context.Context, i int) {
 					starts, start, sawDone := []time.Duration(nil), time.Now(), false
-					err := retry.Do(ctx, retry.Policy{Base: tt.base}, func(ctx context.Context) error {
+					err := retry.Do(ctx, retry.Policy{BaseDelay: tt.base}, func(ctx context.Context) error {
 						starts, sawDone = append(starts, time.Since(start)), sawDone || ctx.Err() != nil
 						time.Sleep(tt.call)
 						if sawDone = sawDone || ctx.Err() != nil; len(starts) == 1 {
@@ -508,11 +508,11 @@ func TestWaitsAndCallsEndBeforeTheDeadline(t *testing.T) {
 }
 
 // Policy's waits: after attempt n fails, a draw from [0, c], where c is
-// min(Max, Base<<(n-1)); after a hint h > 0, from [h, min(Max, h+max(h, c))].
+// min(MaxDelay, BaseDelay<<(n-1)); after a hint h > 0, from [h, min(MaxDelay, h+max(h, c))].
 
 // lastWaits calls Do 400 times in virtual time with an fn that fails n
 // times with err, then succeeds, and returns the wait after attempt n of
-// each. Every other call of Do has a deadline far beyond Max, which must
+// each. Every other call of Do has a deadline far beyond MaxDelay, which must
 // not change the range.
 func lastWaits(t *testing.T, p retry.Policy, err error, n int) []time.Duration {
 	t.Helper()
@@ -532,12 +532,12 @@ func lastWaits(t *testing.T, p retry.Policy, err error, n int) []time.Duration {
 }
 
 // TestWaitsSpanEachCeiling checks that the wait after attempt n is drawn
-// from 0 up to its own ceiling, Base<<(n-1), to the nanosecond: of 400
+// from 0 up to its own ceiling, BaseDelay<<(n-1), to the nanosecond: of 400
 // draws from [0, 4ns], none is 0, or none 4ns, with a chance of 0.8^400,
 // 3e-39, each, and the narrower ranges miss an end with less.
 func TestWaitsSpanEachCeiling(t *testing.T) {
 	for n, c := range map[int]time.Duration{1: 1, 2: 2, 3: 4} {
-		waits := lastWaits(t, retry.Policy{Base: 1, Max: time.Hour}, errBoom, n)
+		waits := lastWaits(t, retry.Policy{BaseDelay: 1, MaxDelay: time.Hour}, errBoom, n)
 		if low, top := slices.Min(waits), slices.Max(waits); low != 0 || top != c {
 			t.Errorf("wait after attempt %d spans [%v, %v], want [0, %v]", n, low, top, c)
 		}
@@ -545,13 +545,13 @@ func TestWaitsSpanEachCeiling(t *testing.T) {
 }
 
 // TestWaitIsJittered checks that 400 waits look drawn uniformly from the
-// range of Policy's doc, near Max too, so that clients told one hint come
+// range of Policy's doc, near MaxDelay too, so that clients told one hint come
 // back apart: all in it, their mean within a tenth of its width of the
 // middle (missed with a chance of 4e-12, 6.9 standard deviations), and some
 // within a tenth of each end (missed with a chance of 0.9^400, 5e-19, each).
 func TestWaitIsJittered(t *testing.T) {
-	ns := retry.Policy{Attempts: 2, Base: 1, Max: time.Minute}          // ceiling 1ns
-	s := retry.Policy{Attempts: 2, Base: time.Second, Max: time.Minute} // ceiling 1s
+	ns := retry.Policy{Attempts: 2, BaseDelay: 1, MaxDelay: time.Minute}          // ceiling 1ns
+	s := retry.Policy{Attempts: 2, BaseDelay: time.Second, MaxDelay: time.Minute} // ceiling 1s
 	const sec = time.Second
 	tests := []struct {
 		name   string
@@ -564,13 +564,13 @@ func TestWaitIsJittered(t *testing.T) {
 		{"a negative hint is none", ns, hint(-time.Hour), 0, 1},
 		{"a hint above the ceiling draws as wide as the hint", s, hint(3 * sec), 3 * sec, 6 * sec},
 		{"a hint below the ceiling draws as wide as the ceiling", s, hint(sec / 10), sec / 10, 11 * sec / 10},
-		{"a hint near Max draws in the room left", retry.Policy{Attempts: 2, Base: sec, Max: 30 * sec}, hint(59 * sec / 2), 59 * sec / 2, 30 * sec},
-		{"the room left is below the default Max of 10s", retry.Policy{Attempts: 2, Base: sec}, hint(19 * sec / 2), 19 * sec / 2, 10 * sec},
+		{"a hint near MaxDelay draws in the room left", retry.Policy{Attempts: 2, BaseDelay: sec, MaxDelay: 30 * sec}, hint(59 * sec / 2), 59 * sec / 2, 30 * sec},
+		{"the room left is below the default MaxDelay of 10s", retry.Policy{Attempts: 2, BaseDelay: sec}, hint(19 * sec / 2), 19 * sec / 2, 10 * sec},
 		{"a wrapped hint counts", ns, fmt.Errorf("get: %w", hint(sec)), sec, 2 * sec},
 		{"the first of joined hints counts", ns, errors.Join(hint(sec), hint(2*sec)), sec, 2 * sec},
 		{"the first of nested hints counts", ns, fmt.Errorf("%w", errors.Join(fmt.Errorf("%w", hint(2*sec)), hint(sec))), 2 * sec, 4 * sec},
 		{"an outer After lowers an inner hint", ns, retry.After(hint(time.Hour), sec), sec, 2 * sec},
-		{"a hint of exactly Max, even 1ns, leaves no room", retry.Policy{Attempts: 2, Base: 1, Max: 1}, hint(1), 1, 1},
+		{"a hint of exactly MaxDelay, even 1ns, leaves no room", retry.Policy{Attempts: 2, BaseDelay: 1, MaxDelay: 1}, hint(1), 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -584,19 +584,19 @@ func TestWaitIsJittered(t *testing.T) {
 			if low < tt.lo || top > tt.hi || low > tt.lo+tenth || top < tt.hi-tenth || mean < mid-tenth || mean > mid+tenth {
 				t.Errorf("waits span [%v, %v] with a mean of %v, want near [%v, %v] and %v", low, top, mean, tt.lo, tt.hi, mid)
 			}
-			// Clamping h + draw to Max would put about half of the waits
-			// near Max at exactly Max. A uniform draw lands there with a
+			// Clamping h + draw to MaxDelay would put about half of the waits
+			// near MaxDelay at exactly MaxDelay. A uniform draw lands there with a
 			// chance of 1/(room+1), 2e-9 at most where the room is 0.5s or
 			// more, so three or more of 400 do with a chance of 8e-20.
 			if atMax := len(slices.DeleteFunc(waits, func(w time.Duration) bool { return w != tt.hi })); atMax > 2 && tt.hi-tt.lo >= sec/2 {
-				t.Errorf("%d of 400 waits are exactly %v, want the jitter kept near Max", atMax, tt.hi)
+				t.Errorf("%d of 400 waits are exactly %v, want the jitter kept near MaxDelay", atMax, tt.hi)
 			}
 		})
 	}
 }
 
 // TestDelay checks that Delay(n), the wait after attempt n fails, draws
-// from [0, c] for the ceiling c of Policy's doc, min(Max, Base<<(n-1)) with
+// from [0, c] for the ceiling c of Policy's doc, min(MaxDelay, BaseDelay<<(n-1)) with
 // n below 1 meaning 1, and reaches it: the largest of 20,000 draws is
 // within c/128 of c, exact below 128ns, missed with a chance below 1e-68.
 func TestDelay(t *testing.T) {
@@ -605,16 +605,16 @@ func TestDelay(t *testing.T) {
 		n int
 		c time.Duration
 	}{
-		{retry.Policy{}, 1, 100 * time.Millisecond}, // the defaults: Base after attempt 1
+		{retry.Policy{}, 1, 100 * time.Millisecond}, // the defaults: BaseDelay after attempt 1
 		{retry.Policy{}, 0, 100 * time.Millisecond}, // 0 means 1
 		{retry.Policy{}, 41, 10 * time.Second},
-		{retry.Policy{Base: 1, Max: 8}, 4, 8},                          // Base<<(n-1) equal to Max
-		{retry.Policy{Base: 3, Max: 7}, 2, 6},                          // Base equal to Max>>(n-1)
-		{retry.Policy{Base: 2, Max: 1}, 1, 1},                          // Base above Max
-		{retry.Policy{Base: 5, Max: 8}, math.MinInt, 5},                // a negative n means 1
-		{retry.Policy{Base: 1<<40 + 1, Max: time.Hour}, 25, time.Hour}, // a shift that would wrap
-		{retry.Policy{Base: 1, Max: time.Hour}, math.MaxInt, time.Hour},
-		{retry.Policy{Base: math.MaxInt64, Max: math.MaxInt64}, math.MaxInt, math.MaxInt64},
+		{retry.Policy{BaseDelay: 1, MaxDelay: 8}, 4, 8},                          // BaseDelay<<(n-1) equal to MaxDelay
+		{retry.Policy{BaseDelay: 3, MaxDelay: 7}, 2, 6},                          // BaseDelay equal to MaxDelay>>(n-1)
+		{retry.Policy{BaseDelay: 2, MaxDelay: 1}, 1, 1},                          // BaseDelay above MaxDelay
+		{retry.Policy{BaseDelay: 5, MaxDelay: 8}, math.MinInt, 5},                // a negative n means 1
+		{retry.Policy{BaseDelay: 1<<40 + 1, MaxDelay: time.Hour}, 25, time.Hour}, // a shift that would wrap
+		{retry.Policy{BaseDelay: 1, MaxDelay: time.Hour}, math.MaxInt, time.Hour},
+		{retry.Policy{BaseDelay: math.MaxInt64, MaxDelay: math.MaxInt64}, math.MaxInt, math.MaxInt64},
 	}
 	for _, tt := range tests {
 		var top time.Duration
@@ -694,7 +694,7 @@ func TestErrPermanent(t *testing.T) {
 // TestErrPermanentItself: ErrPermanent itself, bare or wrapped with %w, stops
 // Do at once, and an enclosing Do too, though it has no Retryable method.
 func TestErrPermanentItself(t *testing.T) {
-	p := retry.Policy{Attempts: 3, Base: time.Nanosecond}
+	p := retry.Policy{Attempts: 3, BaseDelay: time.Nanosecond}
 	for _, perm := range []error{retry.ErrPermanent, fmt.Errorf("%w: user 7", retry.ErrPermanent)} {
 		outer, inner := 0, 0
 		err := retry.Do(context.Background(), p, func(ctx context.Context) error {
@@ -718,7 +718,7 @@ func TestAllocs(t *testing.T) {
 	defer cancel()
 	deadline, stop := context.WithTimeout(context.Background(), time.Hour)
 	defer stop()
-	p := retry.Policy{Base: time.Microsecond, Max: time.Microsecond}
+	p := retry.Policy{BaseDelay: time.Microsecond, MaxDelay: time.Microsecond}
 	for _, ctx := range []context.Context{context.Background(), cancelable, deadline} {
 		calls := 0
 		fn := func(context.Context) error { // fails twice, then succeeds, over and over
@@ -789,14 +789,14 @@ func TestTour(t *testing.T) {
 		}
 
 		say("\n3. A cancel during a wait returns at once, with the cause and the last error:")
-		say("   Policy{Max: time.Minute}; attempt 1 -> HTTP 503 with Retry-After: 30, which fn")
+		say("   Policy{MaxDelay: time.Minute}; attempt 1 -> HTTP 503 with Retry-After: 30, which fn")
 		say("   hands Do with retry.After; the wait is drawn from [30s, 1m]; ctx is canceled at 50ms")
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
 		shutdown := errors.New("shutting down")
 		time.AfterFunc(50*time.Millisecond, func() { cancel(shutdown) })
 		r = newRecorder(retry.After(errors.New("HTTP 503 (Retry-After 30s)"), 30*time.Second))
-		err = retry.Do(ctx, retry.Policy{Max: time.Minute}, r.fn)
+		err = retry.Do(ctx, retry.Policy{MaxDelay: time.Minute}, r.fn)
 		canceled, cause := errors.Is(err, context.Canceled), errors.Is(err, shutdown)
 		say("   Do returned at %v: %v\n   errors.Is(err, context.Canceled) = %t, errors.Is(err, cause) = %t", time.Since(r.start), err, canceled, cause)
 		const want = "retry: context canceled (cause: shutting down); last error: HTTP 503 (Retry-After 30s)"
@@ -815,17 +815,17 @@ func effective(p retry.Policy) (attempts int, base, limit time.Duration) {
 	if attempts = p.Attempts; attempts <= 0 {
 		attempts = 4
 	}
-	if base = p.Base; base <= 0 {
+	if base = p.BaseDelay; base <= 0 {
 		base = 100 * time.Millisecond
 	}
-	if limit = p.Max; limit <= 0 {
+	if limit = p.MaxDelay; limit <= 0 {
 		limit = 10 * time.Second
 	}
 	return attempts, base, limit
 }
 
 // atMost returns min(limit, x) for an x in math/big, where Policy's
-// formulas, Base<<n and h+max(h, c), cannot overflow.
+// formulas, BaseDelay<<n and h+max(h, c), cannot overflow.
 func atMost(limit time.Duration, x *big.Int) time.Duration {
 	if x.Cmp(big.NewInt(int64(limit))) > 0 {
 		return limit
@@ -834,7 +834,7 @@ func atMost(limit time.Duration, x *big.Int) time.Duration {
 }
 
 // ceiling returns the ceiling after attempt n fails, n >= 1, for the
-// Policy's effective fields: c = min(Max, Base<<(n-1)).
+// Policy's effective fields: c = min(MaxDelay, BaseDelay<<(n-1)).
 func ceiling(base, limit time.Duration, n int) time.Duration {
 	return atMost(limit, new(big.Int).Lsh(big.NewInt(int64(base)), uint(min(n-1, 64))))
 }
@@ -848,7 +848,7 @@ func FuzzDelay(f *testing.F) {
 	f.Add(int64(math.MaxInt64), int64(math.MaxInt64), math.MaxInt)
 	f.Add(int64(-1), int64(math.MinInt64), math.MinInt)
 	f.Fuzz(func(t *testing.T, base, limit int64, n int) {
-		p := retry.Policy{Base: time.Duration(base), Max: time.Duration(limit)}
+		p := retry.Policy{BaseDelay: time.Duration(base), MaxDelay: time.Duration(limit)}
 		_, b, l := effective(p)
 		failed := n
 		if failed < 1 {
@@ -870,7 +870,7 @@ func FuzzDo(f *testing.F) {
 	f.Add(-5, int64(-1), int64(1), []byte{9, 14, 0, 5, 5, 2})
 	f.Add(4, int64(time.Millisecond), int64(time.Second), []byte{8, 2, 1, 7, 4, 0, 3, 9, 12})
 	f.Add(6, int64(time.Millisecond), int64(time.Minute), []byte{10, 8, 3, 7, 11, 2, 6, 1, 5, 9, 50})
-	// Schedules: the defaults for negative fields, doubling up to Max, and a Base above Max.
+	// Schedules: the defaults for negative fields, doubling up to MaxDelay, and a BaseDelay above MaxDelay.
 	f.Add(-1, int64(-1), int64(-1), slices.Repeat([]byte{1}, 8))
 	f.Add(6, int64(time.Second), int64(5*time.Second), slices.Repeat([]byte{1}, 12))
 	f.Add(3, int64(time.Hour), int64(time.Second), slices.Repeat([]byte{1}, 6))
@@ -885,7 +885,7 @@ func FuzzDo(f *testing.F) {
 	f.Add(3, int64(time.Millisecond), int64(time.Minute), []byte{7, 0, 26, 0, 4, 0, 1, 0})
 	f.Add(3, int64(time.Millisecond), int64(time.Minute), []byte{7, 0, 4, 0, 1, 0, 26, 0})
 	f.Fuzz(func(t *testing.T, attempts int, base, limit int64, script []byte) {
-		p := retry.Policy{Attempts: attempts, Base: time.Duration(base), Max: time.Duration(limit)}
+		p := retry.Policy{Attempts: attempts, BaseDelay: time.Duration(base), MaxDelay: time.Duration(limit)}
 		effAttempts, effBase, effMax := effective(p)
 		// Call i returns trees[i].err, until Do stops as its doc says, with
 		// the error of the last tree.

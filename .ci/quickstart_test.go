@@ -67,7 +67,7 @@ func TestGetRetriesTransientStatuses(t *testing.T) {
 				w.WriteHeader(code)
 			}))
 			defer srv.Close()
-			p := retry.Policy{Attempts: 2, Base: time.Millisecond}
+			p := retry.Policy{Attempts: 2, BaseDelay: time.Millisecond}
 			_, err := retry.DoValue(context.Background(), p, func(ctx context.Context) (string, error) {
 				return get(ctx, srv.URL)
 			})
@@ -88,7 +88,7 @@ func TestGetRetriesTransientStatuses(t *testing.T) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}))
 		defer srv.Close()
-		_, err := retry.DoValue(context.Background(), retry.Policy{Base: time.Millisecond}, func(ctx context.Context) (string, error) {
+		_, err := retry.DoValue(context.Background(), retry.Policy{BaseDelay: time.Millisecond}, func(ctx context.Context) (string, error) {
 			return get(ctx, srv.URL)
 		})
 		want := "HTTP 503 (Retry-After 1193046h28m15s)"
@@ -107,7 +107,7 @@ func TestGetRetriesTransientStatuses(t *testing.T) {
 		defer srv.Close()
 		start := time.Now()
 		// An HTTP-date counts whole seconds: 2s ahead is a hint in (1s, 2s].
-		_, err := retry.DoValue(context.Background(), retry.Policy{Base: time.Millisecond}, func(ctx context.Context) (string, error) {
+		_, err := retry.DoValue(context.Background(), retry.Policy{BaseDelay: time.Millisecond}, func(ctx context.Context) (string, error) {
 			return get(ctx, srv.URL)
 		})
 		if elapsed := time.Since(start); err != nil || calls.Load() != 2 || elapsed < time.Second {

@@ -59,7 +59,7 @@ func avastRetrier(ctx context.Context) *avast.Retrier {
 var libraries = []library{
 	{"this package", "a Policy value, nothing built", func(ctx context.Context, n int, op func(context.Context) error) error {
 		for range n {
-			if err := retry.Do(ctx, retry.Policy{Attempts: 5, Base: 1, Max: 1}, op); err != nil {
+			if err := retry.Do(ctx, retry.Policy{Attempts: 5, BaseDelay: 1, MaxDelay: 1}, op); err != nil {
 				return err
 			}
 		}

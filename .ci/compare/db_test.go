@@ -31,13 +31,13 @@ var (
 	dbClients = flag.Int("db.clients", 40, "clients that each add 1 to the shared row")
 	dbTrials  = flag.Int("db.trials", 5, "trials of every strategy, in rotated order")
 	dbPause   = flag.Duration("db.pause", 2*time.Millisecond, "pause between the read and the write, standing in for network time")
-	dbBase    = flag.Duration("db.base", 5*time.Millisecond, "the Base, or first wait, of every strategy")
+	dbBase    = flag.Duration("db.base", 5*time.Millisecond, "the BaseDelay, or first wait, of every strategy")
 	dbCap     = flag.Duration("db.cap", time.Second, "the cap on every strategy's wait")
 	dbBases   = flag.String("db.bases", "5ms,10ms,20ms,50ms,100ms,200ms", "the Bases of TestDatabaseBase, comma-separated")
 )
 
 // A strategy runs op until it succeeds, retrying only the errors it marks
-// as retryable, with the Base and cap of the flags.
+// as retryable, with the BaseDelay and cap of the flags.
 type strategy struct {
 	name string
 	do   func(ctx context.Context, op func(context.Context) (retryable bool, err error)) error
@@ -46,10 +46,10 @@ type strategy struct {
 func strategies(base, limit time.Duration) []strategy {
 	return []strategy{
 		{"retry.Do", func(ctx context.Context, op func(context.Context) (bool, error)) error {
-			return retry.Do(ctx, retry.Policy{Attempts: 1 << 20, Base: base, Max: limit}, classified(op))
+			return retry.Do(ctx, retry.Policy{Attempts: 1 << 20, BaseDelay: base, MaxDelay: limit}, classified(op))
 		}},
-		{"retry.Do, 2×Base", func(ctx context.Context, op func(context.Context) (bool, error)) error {
-			return retry.Do(ctx, retry.Policy{Attempts: 1 << 20, Base: 2 * base, Max: limit}, classified(op))
+		{"retry.Do, 2×BaseDelay", func(ctx context.Context, op func(context.Context) (bool, error)) error {
+			return retry.Do(ctx, retry.Policy{Attempts: 1 << 20, BaseDelay: 2 * base, MaxDelay: limit}, classified(op))
 		}},
 		{"cenkalti/backoff (±50%)", func(ctx context.Context, op func(context.Context) (bool, error)) error {
 			b := &backoff.ExponentialBackOff{InitialInterval: base, RandomizationFactor: 0.5, Multiplier: 2, MaxInterval: limit}
@@ -158,7 +158,7 @@ func TestDatabaseClassify(t *testing.T) {
 			t.Fatalf("the database returned %v, want SQLSTATE %s", tt.err, tt.state)
 		}
 		calls := 0
-		err := retry.Do(ctx, retry.Policy{Attempts: 3, Base: time.Millisecond}, func(ctx context.Context) error {
+		err := retry.Do(ctx, retry.Policy{Attempts: 3, BaseDelay: time.Millisecond}, func(ctx context.Context) error {
 			calls++
 			return classify(ctx, tt.err)
 		})
@@ -180,7 +180,7 @@ func TestDatabaseClassify(t *testing.T) {
 	// returns for it, as runTx hands classify the attempt's ctx.
 	var timedOut error
 	calls := 0
-	err = retry.Do(ctx, retry.Policy{Attempts: 3, Base: time.Millisecond}, func(ctx context.Context) error {
+	err = retry.Do(ctx, retry.Policy{Attempts: 3, BaseDelay: time.Millisecond}, func(ctx context.Context) error {
 		return runTx(ctx, time.Second, pool.Begin, func(ctx context.Context, tx pgx.Tx) error {
 			calls++
 			_, err := tx.Exec(ctx, `SELECT pg_sleep($1)`, map[bool]float64{true: 10, false: 0}[calls == 1])
@@ -382,7 +382,7 @@ func summary(rs []dbResult) dbResult {
 
 // TestDatabase runs the evidence document's database table: clients contend
 // for one row of a real PostgreSQL, and each strategy retries their
-// serialization failures with the same Base and cap. Each client adds 1 to
+// serialization failures with the same BaseDelay and cap. Each client adds 1 to
 // the row in a SERIALIZABLE read-modify-write transaction, with a pause of
 // -db.pause (2ms) between the read and the write standing in for network
 // time; every trial checks that the counter ends at the number of commits.
@@ -390,7 +390,7 @@ func summary(rs []dbResult) dbResult {
 // offers: ±50% for cenkalti/backoff (its default), sethvargo/go-retry
 // (WithJitterPercent(50)) and failsafe-go (WithJitterFactor(0.5)), and
 // avast/retry-go's default, a draw from [0, 100ms) added to every wait.
-// retry.Do runs at twice the Base too, since a full-jitter draw averages
+// retry.Do runs at twice the BaseDelay too, since a full-jitter draw averages
 // half its ceiling where a ±50% draw averages the whole interval. Time to
 // the last commit varies by a factor of two between trials of one
 // strategy. It asserts, on the medians, what a busy machine did not flip:
@@ -402,7 +402,7 @@ func TestDatabase(t *testing.T) {
 	pool := database(t)
 	ss := strategies(*dbBase, *dbCap)
 	results := runTrials(t, pool, ss)
-	t.Logf("%d clients, pause %v, Base %v, cap %v, median of %d trials in rotated order:",
+	t.Logf("%d clients, pause %v, BaseDelay %v, cap %v, median of %d trials in rotated order:",
 		*dbClients, *dbPause, *dbBase, *dbCap, *dbTrials)
 	med := logTable(t, "strategy", ss, results)
 	noGiveUp(t, ss, results)
@@ -431,18 +431,18 @@ func logTable(t *testing.T, first string, ss []strategy, results [][]dbResult) m
 	return med
 }
 
-// TestDatabaseBase runs retry.Do alone at each Base of -db.bases, with
-// unlimited attempts and the cap of -db.cap as Max, beside the README's
+// TestDatabaseBase runs retry.Do alone at each BaseDelay of -db.bases, with
+// unlimited attempts and the cap of -db.cap as MaxDelay, beside the README's
 // Policy for a transaction, the zero Policy and the peers' defaults: the
-// sweep behind the README's advice to set Base to about N × t, where N
+// sweep behind the README's advice to set BaseDelay to about N × t, where N
 // clients contend for the row and an attempt holds it for t. Run it at
-// several -db.clients: the Base that does the least work grows with the
+// several -db.clients: the BaseDelay that does the least work grows with the
 // number of clients that collide. Its table gives, for each, the most
 // attempts one client made, how many gave up, and the mean time of an
 // attempt.
 //
-// It asserts that no client of a Base gave up, and, with 40 clients or
-// more, that Base 100ms made at least a quarter fewer attempts than Base
+// It asserts that no client of a BaseDelay gave up, and, with 40 clients or
+// more, that BaseDelay 100ms made at least a quarter fewer attempts than BaseDelay
 // 10ms (medians), when -db.bases holds both. It asserts too that no client
 // gave up under the README's Policy, which stops after 10 attempts. That
 // fails falsely with a chance of about 1e-4 a run of 3 trials, as
@@ -460,7 +460,7 @@ func TestDatabaseBase(t *testing.T) {
 			t.Fatalf("-db.bases: %v", err)
 		}
 		s := strategies(base, *dbCap)[0]
-		s.name = "Base " + base.String()
+		s.name = "BaseDelay " + base.String()
 		ss = append(ss, s)
 	}
 	ss = append(ss, strategy{"retry.Do, the README's Policy", func(ctx context.Context, op func(context.Context) (bool, error)) error {
@@ -469,13 +469,13 @@ func TestDatabaseBase(t *testing.T) {
 	finish := len(ss) // the strategies that no client may give up on
 	ss = append(ss, defaults()...)
 	results := runTrials(t, pool, ss)
-	t.Logf("%d clients, pause %v, Max %v, median of %d trials in rotated order:", *dbClients, *dbPause, *dbCap, *dbTrials)
+	t.Logf("%d clients, pause %v, MaxDelay %v, median of %d trials in rotated order:", *dbClients, *dbPause, *dbCap, *dbTrials)
 	med := logTable(t, "strategy", ss, results)
 	logFailures(t, ss[finish-1].name, results[finish-1])
 	noGiveUp(t, ss[:finish], results)
-	short, long := med["Base 10ms"], med["Base 100ms"]
+	short, long := med["BaseDelay 10ms"], med["BaseDelay 100ms"]
 	if *dbClients >= 40 && short.attempts > 0 && long.attempts > 0 && long.attempts*4 > short.attempts*3 {
-		t.Errorf("%d clients: Base 100ms made %d attempts, want a quarter fewer than Base 10ms's %d at least", *dbClients, long.attempts, short.attempts)
+		t.Errorf("%d clients: BaseDelay 100ms made %d attempts, want a quarter fewer than BaseDelay 10ms's %d at least", *dbClients, long.attempts, short.attempts)
 	}
 }
 
@@ -537,7 +537,7 @@ func abs(n int64) int64 {
 
 // transaction is the Policy that README.md's "Choosing a Policy" gives for a
 // database transaction.
-var transaction = retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second}
+var transaction = retry.Policy{Attempts: 10, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second}
 
 // defaults returns the strategies that take each library's defaults, which
 // may give up: the zero Policy after 4 attempts, avast/retry-go after 10,

@@ -37,13 +37,13 @@ import (
 
 // observe calls Do with fn. Before each retry, observe logs the wait and the
 // error that caused it; if Do fails, it logs Do's error. For an error with a
-// hint, it logs the hint and Max too.
+// hint, it logs the hint and MaxDelay too.
 func observe(ctx context.Context, log *slog.Logger, p retry.Policy,
 	fn func(context.Context) error) error {
 	attempts := 0
 	var last error    // fn's last error
 	var end time.Time // when fn last returned
-	limit := p.Max
+	limit := p.MaxDelay
 	if limit <= 0 {
 		limit = 10 * time.Second // as Policy's doc says
 	}
@@ -102,7 +102,7 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 func retryAfter(v string, now time.Time) time.Duration {
 	// For a number too big for a uint32, ParseUint returns an error but also
 	// secs = 1<<32-1, 136 years. The "|| secs > 0" keeps that wait, which is
-	// above Max, so Do stops. For a non-number, secs is 0.
+	// above MaxDelay, so Do stops. For a non-number, secs is 0.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
@@ -130,12 +130,12 @@ func fetchWithin(ctx context.Context, url string, timeout time.Duration) ([]byte
 
 // TestObserveLogsWhatDoReturns runs ExampleDo_observe's observe where a
 // reason read from the attempts or from ctx goes wrong: four attempts, a
-// hint below Max, a hint above Max, a cancel, a deadline too near for the
+// hint below MaxDelay, a hint above MaxDelay, a cancel, a deadline too near for the
 // hint, and one that passes during an attempt. observe must log each retry
 // with the wait Do took before it (the waits and fn's calls add up to the
 // time Do took) and the error before it, then the attempts fn saw and the
 // error Do returned, which must match what Do's doc says it matches; and a
-// hint beside Max wherever the error before carries one.
+// hint beside MaxDelay wherever the error before carries one.
 func TestObserveLogsWhatDoReturns(t *testing.T) {
 	err503, err429 := errors.New("HTTP 503"), errors.New("HTTP 429")
 	errShutdown := errors.New("shutting down")
@@ -154,7 +154,7 @@ func TestObserveLogsWhatDoReturns(t *testing.T) {
 			`level=INFO msg=retry attempt=4 wait=W after="HTTP 503"`,
 			`level=ERROR msg="gave up" attempts=4 err={err}`,
 		}, []error{err503}},
-		{"a hint below Max", 0, func(attempt int, _ context.CancelCauseFunc) error {
+		{"a hint below MaxDelay", 0, func(attempt int, _ context.CancelCauseFunc) error {
 			if attempt == 1 {
 				return retry.After(err429, 2*time.Second)
 			}
@@ -162,7 +162,7 @@ func TestObserveLogsWhatDoReturns(t *testing.T) {
 		}, []string{
 			`level=INFO msg=retry attempt=2 wait=W hint=2s max=10s after="HTTP 429"`,
 		}, nil},
-		{"a hint above Max", 0, func(int, context.CancelCauseFunc) error {
+		{"a hint above MaxDelay", 0, func(int, context.CancelCauseFunc) error {
 			return retry.After(err429, time.Minute)
 		}, []string{
 			`level=ERROR msg="gave up" attempts=1 hint=1m0s max=10s err={err}`,
@@ -276,7 +276,7 @@ func TestBudgetRecordsNothingDoWouldNotRetry(t *testing.T) {
 				retries, refused := 0, 0
 				for range 1_000 {
 					missing, n := r.Float64() < 0.15, 0
-					err := retry.Do(context.Background(), retry.Policy{Base: time.Millisecond}, func(ctx context.Context) error {
+					err := retry.Do(context.Background(), retry.Policy{BaseDelay: time.Millisecond}, func(ctx context.Context) error {
 						n++
 						var err error // stands for a call to the dependency
 						if missing {
@@ -359,7 +359,7 @@ func TestBudgetStopsAnOutageOf503s(t *testing.T) {
 }
 
 // TestFetchRetriesTransientStatuses runs ExampleDo_retryAfter's fetch
-// through Do, with Base 1ms, against a server on loopback that fails the
+// through Do, with BaseDelay 1ms, against a server on loopback that fails the
 // first request and answers the second with 200. Do must retry 408, 429,
 // 500, 502, 503 and 504, the statuses the quick start's get retries, and
 // stop at once at the others with an error that matches ErrPermanent. Told
@@ -408,7 +408,7 @@ func TestFetchRetriesTransientStatuses(t *testing.T) {
 	})
 }
 
-// fetchTwice runs fetch through DoValue, with two attempts at most and Base
+// fetchTwice runs fetch through DoValue, with two attempts at most and BaseDelay
 // 1ms, against a server on loopback that answers the first request with
 // code, and with the Retry-After that header returns for the time of the
 // request unless header is nil, and the second with 200 OK. It returns
@@ -427,7 +427,7 @@ func fetchTwice(code int, header func(now time.Time) string) (body []byte, at []
 		}
 		w.WriteHeader(code)
 	}))
-	p := retry.Policy{Attempts: 2, Base: time.Millisecond}
+	p := retry.Policy{Attempts: 2, BaseDelay: time.Millisecond}
 	body, err = retry.DoValue(context.Background(), p, func(ctx context.Context) ([]byte, error) {
 		return fetch(ctx, srv.URL)
 	})
@@ -500,7 +500,7 @@ func TestBudgetLetsRefusedConnectionsRetry(t *testing.T) {
 // does the work again only for a key it has not seen. With a key made once
 // before Do, the work is done once; made inside fn, twice.
 func TestIdempotencyKeyMadeOnceBeforeDo(t *testing.T) {
-	p := retry.Policy{Attempts: 5, Base: time.Millisecond, Max: 5 * time.Millisecond}
+	p := retry.Policy{Attempts: 5, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}
 	for _, before := range []bool{true, false} {
 		var mu sync.Mutex
 		seen, works, requests := map[string]bool{}, 0, 0

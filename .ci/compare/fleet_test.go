@@ -27,10 +27,10 @@ import (
 // the real clock, over HTTP on loopback.
 const fleetClients = 1000
 
-var fleetPolicy = retry.Policy{Attempts: 1000, Base: 10 * time.Millisecond, Max: 2 * time.Second}
+var fleetPolicy = retry.Policy{Attempts: 1000, BaseDelay: 10 * time.Millisecond, MaxDelay: 2 * time.Second}
 
 // The clients of the two fleets: retry.Do, and a loop that waits exactly the
-// ceiling of Do's draw, min(Max, Base<<(n-1)) after attempt n fails, so that
+// ceiling of Do's draw, min(MaxDelay, BaseDelay<<(n-1)) after attempt n fails, so that
 // its clients stay in lockstep.
 var (
 	jitteredClient fleetClient = func(fn func(context.Context) error) error {
@@ -41,7 +41,7 @@ var (
 			if err := fn(context.Background()); err == nil || n == fleetPolicy.Attempts {
 				return err
 			}
-			time.Sleep(min(fleetPolicy.Max, fleetPolicy.Base<<min(n-1, 20)))
+			time.Sleep(min(fleetPolicy.MaxDelay, fleetPolicy.BaseDelay<<min(n-1, 20)))
 		}
 	}
 )
@@ -175,9 +175,9 @@ func runFleetVirtualTime(t *testing.T, client fleetClient) (f fleet) {
 // others, 1,000 calls in one slot, then 950, 900, and so on, 10,500 calls
 // after recovery, the last success 38.55s after it. Do's draws vary, so for
 // Do the test asserts bounds that follow from full jitter: each client's
-// first call after recovery falls at a random point of a wait of up to Max,
+// first call after recovery falls at a random point of a wait of up to MaxDelay,
 // so the peak stays under the capacity, every client gets through with that
-// one call (1,000 calls after recovery), and the fleet drains within Max of
+// one call (1,000 calls after recovery), and the fleet drains within MaxDelay of
 // recovery.
 func TestFleetVirtualTime(t *testing.T) {
 	jittered := runFleetVirtualTime(t, jitteredClient)
@@ -194,9 +194,9 @@ func TestFleetVirtualTime(t *testing.T) {
 		got.peak != want.peak || got.drain != want.drain {
 		t.Errorf("the lockstep loop's fleet: %v; want %v", got, want)
 	}
-	if jittered.through != fleetClients || jittered.after != fleetClients || jittered.peak >= 50 || jittered.drain >= fleetPolicy.Max {
-		t.Errorf("Do's fleet: %v; want every client through with %d calls after recovery, a peak below the capacity of 50 and a drain within Max, %v",
-			jittered, fleetClients, fleetPolicy.Max)
+	if jittered.through != fleetClients || jittered.after != fleetClients || jittered.peak >= 50 || jittered.drain >= fleetPolicy.MaxDelay {
+		t.Errorf("Do's fleet: %v; want every client through with %d calls after recovery, a peak below the capacity of 50 and a drain within MaxDelay, %v",
+			jittered, fleetClients, fleetPolicy.MaxDelay)
 	}
 }
 

@@ -103,7 +103,7 @@ func getOnce(ctx context.Context, client *http.Client, url string) (wait time.Du
 
 var hintedStrategies = []hintedClient{
 	{"retry.Do with retry.After", func(ctx context.Context, client *http.Client, url string) error {
-		p := retry.Policy{Attempts: hintedAttempts, Base: 100 * time.Millisecond, Max: 10 * time.Second}
+		p := retry.Policy{Attempts: hintedAttempts, BaseDelay: 100 * time.Millisecond, MaxDelay: 10 * time.Second}
 		return retry.Do(ctx, p, func(ctx context.Context) error {
 			wait, err := getOnce(ctx, client, url)
 			return retry.After(err, wait)

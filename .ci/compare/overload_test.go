@@ -39,7 +39,7 @@ const (
 	window     = 100 * time.Millisecond
 )
 
-var overloadPolicy = retry.Policy{Attempts: 4, Base: 100 * time.Millisecond, Max: 2 * time.Second}
+var overloadPolicy = retry.Policy{Attempts: 4, BaseDelay: 100 * time.Millisecond, MaxDelay: 2 * time.Second}
 
 // errServer is the error of a request that failed after the work.
 var errServer = errors.New("500 internal server error")

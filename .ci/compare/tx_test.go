@@ -120,7 +120,7 @@ func TestRunTxRetriesWhatTheServerRolledBack(t *testing.T) {
 					}
 					return &stubTx{commit: tt.commit}, nil
 				}
-				p := retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second}
+				p := retry.Policy{Attempts: 10, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second}
 				err := retry.Do(ctx, p, func(ctx context.Context) error {
 					return runTx(ctx, 100*time.Millisecond, begin, func(ctx context.Context, _ *stubTx) error {
 						if calls > 1 || tt.work == nil {
@@ -213,8 +213,8 @@ CREATE CONSTRAINT TRIGGER retry_tx_slow AFTER INSERT ON retry_tx_ops
 	begin := func(ctx context.Context) (pgx.Tx, error) {
 		return pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
 	}
-	p := retry.Policy{Attempts: 10, Base: 100 * time.Millisecond, Max: time.Second} // the example's
-	results := make([]error, txClients*txOpsPerClient+1)                            // by operation, from 1
+	p := retry.Policy{Attempts: 10, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second} // the example's
+	results := make([]error, txClients*txOpsPerClient+1)                                      // by operation, from 1
 	var wg sync.WaitGroup
 	for c := range txClients {
 		wg.Go(func() {

@@ -82,9 +82,9 @@ var figures = map[string]figureSpec{
 // in the order of each test's CSV columns.
 var panels = []panelSpec{
 	{"Virtual time (TestFleetVirtualTime): 1,000 clients, 2s outage, 50 calls per 10ms", "^TestFleetVirtualTime$", "-fleet.virtual.series", 50,
-		[]string{"full jitter (retry.Do)", "no jitter: exactly min(Max, Base·2ⁿ⁻¹)"}, false},
+		[]string{"full jitter (retry.Do)", "no jitter: exactly min(MaxDelay, BaseDelay·2ⁿ⁻¹)"}, false},
 	{"HTTP on loopback (TestFleetRealNetwork): the same fleet, real clock", "^TestFleetRealNetwork$", "-fleet.series", 50,
-		[]string{"full jitter (retry.Do)", "no jitter: exactly min(Max, Base·2ⁿ⁻¹)"}, false},
+		[]string{"full jitter (retry.Do)", "no jitter: exactly min(MaxDelay, BaseDelay·2ⁿ⁻¹)"}, false},
 	{"Retry-After: 1 on loopback (TestHintedFleet): 300 clients, 1s outage, 25 per 10ms", "^TestHintedFleet$/^seconds$", "-hinted.series", 25,
 		[]string{"retry.Do with retry.After", "go-retryablehttp, defaults", "cenkalti/backoff, RetryAfter", "a loop that waits the hint exactly"}, false},
 }
