@@ -363,8 +363,8 @@ func ExampleDo_cancel() {
 	// true
 }
 
-// If waiting the hint would leave no time for another call before the
-// deadline, Do returns at once, while ctx.Err() is still nil.
+// If no wait fits before the deadline, as here a hint of 5s does not,
+// Do gives up at once, while ctx.Err() is still nil.
 func ExampleDo_deadline() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -374,7 +374,7 @@ func ExampleDo_deadline() {
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, context.DeadlineExceeded), ctx.Err())
 	// Output:
-	// retry: no time for another attempt before the deadline; last error: HTTP 429 (Retry-After 5s)
+	// retry: gave up before the deadline; last error: HTTP 429 (Retry-After 5s)
 	// true <nil>
 }
 

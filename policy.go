@@ -23,10 +23,10 @@ const (
 //
 // If fn's error carries a hint h > 0, the wait is uniform from h to the
 // smaller of MaxDelay and h+max(h, c): with h = 1s and c = 400ms, 1s to 2s.
-// A deadline lowers the top of both ranges; when not even h fits before it,
-// [Do] returns at once.
+// A deadline can shorten a wait or end Do early, as [Do] describes.
 type Policy struct {
-	// Attempts is the most calls Do makes. Zero or negative means 4.
+	// Attempts is the most calls Do makes. Zero or negative means 4. To
+	// retry until ctx is done or its deadline is near, use math.MaxInt.
 	Attempts int
 
 	// BaseDelay caps the first wait when there is no hint. Zero or negative

@@ -21,20 +21,23 @@ import (
 // describes. Do panics if ctx or fn is nil.
 //
 // Do stops after Attempts calls, or at once if fn's error:
-//   - holds an error from [Permanent], or [ErrPermanent] itself, as
-//     [errors.Is] finds them;
+//   - matches [ErrPermanent] under [errors.Is], as an error from
+//     [Permanent] does;
 //   - has a Retryable() bool method (the first [errors.As] finds) that
 //     returns false; or
 //   - has a RetryAfter() time.Duration method (the first errors.As finds)
 //     that returns a hint above MaxDelay.
 //
-// In all these cases Do returns fn's error as it is, unless ctx is done.
+// After such a stop, Do returns fn's error as it is, unless ctx is done.
 // Do stops when ctx is done, and Do's error matches ctx.Err(),
 // context.Cause(ctx) and fn's last error, if fn was called.
 //
-// If ctx has a deadline, every wait ends before it. If Do judges that the
-// next call would not end in time, it returns at once an error matching
-// [context.DeadlineExceeded] and fn's error; ctx.Err() is still nil.
+// If ctx has a deadline, a wait's range is cut to end before it with time
+// for a call as slow as the slowest so far (this version's estimate). Do
+// returns at once an error matching [context.DeadlineExceeded] and fn's
+// error, ctx.Err() still nil, if no wait fits, or if fn fails after a
+// wait whose range, without a hint, was cut below half. The stops
+// above come first.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	if ctx == nil {
 		panic("retry: nil Context")
@@ -46,7 +49,9 @@ func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 		return stopped(ctx, nil)
 	}
 	deadline, hasDeadline := ctx.Deadline()
-	var t *time.Timer // made for the first wait and reused for the rest
+	var slowest time.Duration // the slowest call so far, timed only for a deadline
+	lastCall := false         // set when a wait is cut below half its range
+	var t *time.Timer         // made for the first wait and reused for the rest
 	for attempt := 1; ; attempt++ {
 		var start time.Time // read only for a deadline: a clock read costs
 		if hasDeadline {
@@ -63,16 +68,21 @@ func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 		}
 		longest := p.max() // the longest wait
 		if hasDeadline {
-			// The wait and a call as long as this one must end before the
-			// deadline.
+			// The wait and a call as slow as the slowest so far must end
+			// before the deadline.
 			now := time.Now()
-			longest = deadline.Add(-now.Sub(start) - 1).Sub(now)
-			if longest < max(h, 0) {
+			slowest = max(slowest, now.Sub(start))
+			longest = deadline.Add(-slowest - 1).Sub(now)
+			if lastCall || longest < max(h, 0) {
 				if errors.Is(err, pastDeadline{}) {
 					return err // an inner Do's, which says it all already
 				}
 				return fmt.Errorf("retry: %w; last error: %w", pastDeadline{}, err)
 			}
+			// Without a hint, a range cut to less than half of [0, c] ends
+			// the backoff: shorter waits would make a tight loop.
+			c := p.ceiling(attempt)
+			lastCall = h <= 0 && longest < c-longest
 		}
 		wait := p.wait(attempt, h, longest)
 		if t == nil {
@@ -128,10 +138,10 @@ func hint(err error) time.Duration {
 	return 0
 }
 
-// pastDeadline is what Do wraps when no attempt fits before ctx's deadline.
+// pastDeadline is what Do wraps when it gives up before ctx's deadline.
 type pastDeadline struct{}
 
-func (pastDeadline) Error() string { return "no time for another attempt before the deadline" }
+func (pastDeadline) Error() string { return "gave up before the deadline" }
 func (pastDeadline) Unwrap() error { return context.DeadlineExceeded }
 
 // stopped returns the error Do returns when it stops with fn's last error,

@@ -276,10 +276,9 @@ func TestStopsWithFnsError(t *testing.T) {
 // context.Cause(ctx) and fn's last error, if fn was called.
 
 // TestStopMessages has fn end ctx during the first call, or return an error
-// whose hint of an hour leaves no time for another attempt before a deadline
-// 1s away. Do's error must match what the doc says, and have the row's
-// message, each part said once: fn's error comes back as it is if it
-// matches all Do's would add.
+// whose hint of an hour does not fit before a deadline 1s away. Do's error
+// must match what the doc says, and have the row's message, each part said
+// once: fn's error comes back as it is if it matches all Do's would add.
 func TestStopMessages(t *testing.T) {
 	shutdown, slow, boom := errors.New("shutting down"), errors.New("slow"), retry.After(errors.New("boom"), time.Hour)
 	p := retry.Policy{BaseDelay: time.Hour, MaxDelay: time.Hour}
@@ -304,14 +303,14 @@ func TestStopMessages(t *testing.T) {
 		{"a plain cancel names no cause", false, nil, fail, "retry: context canceled; last error: boom"},
 		{"a cancel with a cause names it", false, shutdown, fail, "retry: context canceled (cause: shutting down); last error: boom"},
 		{"a deadline with a cause", true, slow, failLate, "retry: context deadline exceeded (cause: slow); last error: boom"},
-		{"no time for another attempt before the deadline", true, nil, fail, "retry: no time for another attempt before the deadline; last error: boom"},
+		{"a hint that does not fit gives up before the deadline", true, nil, fail, "retry: gave up before the deadline; last error: boom"},
 		{"an inner Do's cancel comes back as it is", false, nil, inner, "retry: context canceled; last error: boom"},
-		{"an inner Do's early deadline return comes back as it is", true, nil, inner, "retry: no time for another attempt before the deadline; last error: boom"},
+		{"an inner Do's early deadline return comes back as it is", true, nil, inner, "retry: gave up before the deadline; last error: boom"},
 		{"ctx.Err() itself comes back as it is", false, nil, ctxErr, "context canceled"},
 		{"ctx.Err() gets a cause it does not match", false, shutdown, ctxErr, "retry: context canceled (cause: shutting down); last error: context canceled"},
 		{"fn's error that matches the cause says it once", false, shutdown, causeErr, "retry: context canceled; last error: op: shutting down"},
 		{"an inner Do's cancel under an outer deadline gets the deadline", true, nil, innerCanceled,
-			"retry: no time for another attempt before the deadline; last error: retry: context canceled; last error: boom"},
+			"retry: gave up before the deadline; last error: retry: context canceled; last error: boom"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -422,11 +421,12 @@ func TestCancelLeavesNoTimerRunning(t *testing.T) {
 	}
 }
 
-// Rule: if ctx has a deadline, every wait ends before it. If Do judges that
-// the next call would not end in time, it returns at once an error matching
-// context.DeadlineExceeded and fn's error; ctx.Err() is still nil. The tests
-// below pin how Do judges today, which the doc leaves free: the wait and a
-// call as long as the last one must end before the deadline.
+// Rule: if ctx has a deadline, a wait's range is cut to end before it with
+// time for a call as slow as the slowest so far (this version's estimate).
+// Do returns at once an error matching context.DeadlineExceeded and fn's
+// error, ctx.Err() still nil, if no wait fits, or if fn fails after a wait
+// whose range, without a hint, was cut below half. The stops above come
+// first.
 
 // TestWaitsAndCallsEndBeforeTheDeadline runs 1,000 clients in virtual time,
 // each with a deadline left away (the fleet's at once); fn takes call, fails
@@ -507,6 +507,78 @@ func TestWaitsAndCallsEndBeforeTheDeadline(t *testing.T) {
 	}
 }
 
+// TestDeadlineEndsTheBackoff: with a deadline left away and calls that take
+// the row's times (the last repeats) and fail, Do must make the row's calls,
+// then return fn's error itself where a stop above comes first, or else, ctx
+// live, the early error, matching DeadlineExceeded and fn's. The rows fix
+// the count whatever the waits, but the third: a second wait of exactly 0,
+// a chance of 1e-9, would give it a fourth call.
+func TestDeadlineEndsTheBackoff(t *testing.T) {
+	const ms, sec = time.Millisecond, time.Second
+	tests := []struct {
+		name  string
+		p     retry.Policy
+		left  time.Duration
+		calls []time.Duration
+		want  int  // calls
+		early bool // the early error, not fn's
+	}{
+		{"less than half a range fits: one last call", retry.Policy{Attempts: 20, BaseDelay: 10 * sec, MaxDelay: 10 * sec}, sec, []time.Duration{0}, 2, true},
+		{"Attempts comes first", retry.Policy{Attempts: 2, BaseDelay: 10 * sec, MaxDelay: 10 * sec}, sec, []time.Duration{0}, 2, false},
+		{"exactly half fits: Do goes on", retry.Policy{Attempts: 20, BaseDelay: 2 * sec, MaxDelay: 2 * sec}, sec + 1, []time.Duration{0}, 3, true},
+		{"more than half fits: Do goes on", retry.Policy{Attempts: 3, BaseDelay: 2 * sec, MaxDelay: 2 * sec}, 3 * sec / 2, []time.Duration{0}, 3, false},
+		{"the slowest call is the estimate", retry.Policy{Attempts: 20, BaseDelay: 1}, 42 * ms, []time.Duration{20 * ms, 5 * ms}, 2, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), tt.left)
+				defer cancel()
+				calls, start := 0, time.Now()
+				err := retry.Do(ctx, tt.p, func(context.Context) error {
+					time.Sleep(tt.calls[min(calls, len(tt.calls)-1)])
+					calls++
+					return errBoom
+				})
+				early := errors.Is(err, context.DeadlineExceeded) && errors.Is(err, errBoom) && ctx.Err() == nil && time.Since(start) < tt.left
+				if (tt.early && !early) || (!tt.early && err != errBoom) || calls != tt.want {
+					t.Errorf("Do() = %v after %d calls, ctx.Err() = %v, want %d calls, then the early error: %t", err, calls, ctx.Err(), tt.want, tt.early)
+				}
+			})
+		})
+	}
+}
+
+// TestHintedWaitsGoOnNearTheDeadline: a hint sets the pace, so a hinted
+// range is cut to what fits however little that is. 1,000 clients told h on
+// every failure, with 1s left and ranges of 10s, must each make 2 calls or
+// more and get fn's error or the early error; after a first wait drawn from
+// [h, 1s), a third call fits for 8 clients in 9 or more, so at least half
+// must make one (missed with a chance below 1e-200).
+func TestHintedWaitsGoOnNearTheDeadline(t *testing.T) {
+	for _, h := range []time.Duration{100 * time.Millisecond, 1} {
+		bubble(t, func(t *testing.T) {
+			p := retry.Policy{Attempts: 20, BaseDelay: 10 * time.Second, MaxDelay: 10 * time.Second}
+			more := 0
+			for range 1000 {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				calls := 0
+				err := retry.Do(ctx, p, func(context.Context) error { calls++; return hint(h) })
+				if !errors.Is(err, hint(h)) || ctx.Err() != nil || calls < 2 {
+					t.Fatalf("hint %v: Do() = %v after %d calls, ctx.Err() = %v, want fn's error or the early error after 2 calls or more", h, err, calls, ctx.Err())
+				}
+				if calls > 2 {
+					more++
+				}
+				cancel()
+			}
+			if more < 500 {
+				t.Errorf("hint %v: %d of 1,000 clients made more than 2 calls, want at least 500", h, more)
+			}
+		})
+	}
+}
+
 // Policy's waits: after attempt n fails, a draw from [0, c], where c is
 // min(MaxDelay, BaseDelay<<(n-1)); after a hint h > 0, from [h, min(MaxDelay, h+max(h, c))].
 
@@ -534,7 +606,7 @@ func lastWaits(t *testing.T, p retry.Policy, err error, n int) []time.Duration {
 // TestWaitsSpanEachCeiling checks that the wait after attempt n is drawn
 // from 0 up to its own ceiling, BaseDelay<<(n-1), to the nanosecond: of 400
 // draws from [0, 4ns], none is 0, or none 4ns, with a chance of 0.8^400,
-// 3e-39, each, and the narrower ranges miss an end with less.
+// 1.7e-39, each, and the narrower ranges miss an end with less.
 func TestWaitsSpanEachCeiling(t *testing.T) {
 	for n, c := range map[int]time.Duration{1: 1, 2: 2, 3: 4} {
 		waits := lastWaits(t, retry.Policy{BaseDelay: 1, MaxDelay: time.Hour}, errBoom, n)
