@@ -449,7 +449,7 @@ func logTable(t *testing.T, first string, ss []strategy, results [][]dbResult) m
 // logFailures estimates it from 5 runs beside the evidence README's load:
 // of the clients' first to fourth attempts, 95, 65, 49 and 26% failed, and
 // 8 of the 55 from the fifth on, 15%, so that a client fails ten in a row
-// with a chance of about 0.95 × 0.65 × 0.49 × 0.26 × 0.15⁶, 7e-7, and one
+// with a chance of about 0.95 × 0.65 × 0.49 × 0.26 × 0.15⁶, 9.0e-7, and one
 // of a run's 120 clients with 120 times that.
 func TestDatabaseBase(t *testing.T) {
 	pool := database(t)
