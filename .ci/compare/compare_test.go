@@ -24,6 +24,8 @@
 //     without ExampleDo_budget's bucket and the peers' budgets, and with a
 //     bucket in each of up to 1,000 processes; cmd/fleetplot draws one of
 //     its cells.
+//   - deadline_test.go runs jobs with a deadline against a dependency that
+//     is down, in virtual time, with Do told the deadline and not told it.
 //
 // The cells of README.md's tables marked † are read from source, at the
 // versions go.mod pins, in the module cache (go env GOMODCACHE), not probed:
@@ -53,6 +55,7 @@
 //	go run ./cmd/fleetplot -o fleet.svg       # the fleet plot
 //	go test -run Overload -v                  # the overload tables
 //	go run ./cmd/fleetplot -figure overload -o overload.svg
+//	go test -run TestDeadline -v              # the deadline's jobs
 package compare
 
 import (
