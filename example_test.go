@@ -529,13 +529,19 @@ var errServiceUnavailable = errors.New("503 service unavailable")
 
 var errNotFound = errors.New("404 not found")
 
-var errThrottled = errors.New("retry throttled")
+// errThrottled marks a refused retry. Its Retryable returns false, which
+// stops Do, but it is not marked Permanent: a later call may succeed.
+var errThrottled = refusal("retry throttled")
+
+type refusal string
+
+func (e refusal) Error() string   { return string(e) }
+func (e refusal) Retryable() bool { return false }
 
 // throttle records err in b unless it is marked Permanent or its first
 // Retryable returns false. If b refuses the retry, throttle wraps err with
-// errThrottled and marks it Permanent. A refused connection, reaching no
-// server, takes no token; every other failure takes one, as it may have
-// cost work.
+// errThrottled. A refused connection, reaching no server, takes no token;
+// every other failure takes one, as it may have cost work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -543,7 +549,7 @@ func throttle(b *bucket, err error) error {
 	}
 	free := errors.Is(err, syscall.ECONNREFUSED)
 	if !b.record(err, free) && err != nil {
-		return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
+		return fmt.Errorf("%w: %w", errThrottled, err)
 	}
 	return err
 }

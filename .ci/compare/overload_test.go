@@ -263,7 +263,7 @@ func throttleFreeRefusals(b *bucket, err error) error {
 		return throttle(b, err)
 	}
 	if !b.record(err, true) {
-		return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
+		return fmt.Errorf("%w: %w", errThrottled, err)
 	}
 	return err
 }
@@ -750,21 +750,28 @@ func writeOverloadSeries(name string, c overloadCell, runs map[string]overloadRu
 	return os.WriteFile(name, []byte(b.String()), 0o644)
 }
 
-// errServiceUnavailable, errNotFound, errThrottled, throttle, bucket and record are
-// ExampleDo_budget's, to the letter, as .ci/quickstart.go checks; the
-// model answers errServiceUnavailable when it refuses a request at once.
+// errServiceUnavailable, errNotFound, errThrottled, refusal, throttle,
+// bucket and record are ExampleDo_budget's, to the letter, as
+// .ci/quickstart.go checks; the model answers errServiceUnavailable when it
+// refuses a request at once.
 
 var errServiceUnavailable = errors.New("503 service unavailable")
 
 var errNotFound = errors.New("404 not found")
 
-var errThrottled = errors.New("retry throttled")
+// errThrottled marks a refused retry. Its Retryable returns false, which
+// stops Do, but it is not marked Permanent: a later call may succeed.
+var errThrottled = refusal("retry throttled")
+
+type refusal string
+
+func (e refusal) Error() string   { return string(e) }
+func (e refusal) Retryable() bool { return false }
 
 // throttle records err in b unless it is marked Permanent or its first
 // Retryable returns false. If b refuses the retry, throttle wraps err with
-// errThrottled and marks it Permanent. A refused connection, reaching no
-// server, takes no token; every other failure takes one, as it may have
-// cost work.
+// errThrottled. A refused connection, reaching no server, takes no token;
+// every other failure takes one, as it may have cost work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -772,7 +779,7 @@ func throttle(b *bucket, err error) error {
 	}
 	free := errors.Is(err, syscall.ECONNREFUSED)
 	if !b.record(err, free) && err != nil {
-		return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
+		return fmt.Errorf("%w: %w", errThrottled, err)
 	}
 	return err
 }
