@@ -255,9 +255,9 @@ func bucketRow(name string, reserve int, feed func(*bucket, error) error) overlo
 	}}
 }
 
-// throttleFreeRefusals is throttle with the opt-in its doc names: the
-// dependency's own refusals, which it answers at once without the work
-// (errServiceUnavailable, from shed and limit), are free, as a refused connection is.
+// throttleFreeRefusals is throttle changed so that the dependency's own
+// refusals, which it answers at once without the work (errServiceUnavailable,
+// from shed and limit), are free, as a refused connection is.
 func throttleFreeRefusals(b *bucket, err error) error {
 	if !errors.Is(err, errServiceUnavailable) {
 		return throttle(b, err)
@@ -472,7 +472,7 @@ func overloadCells() []overloadCell {
 // calls and the attempts of a run, on average, and the latest time after
 // the outage's end from which 90% of every 100ms window's calls get
 // through ("back"). The bucket runs as copied, where every failure takes
-// a token, and with the opt-in its doc names, where the dependency's
+// a token, and through throttleFreeRefusals, where the dependency's
 // refusals (a 503 at once, from shed and limit) are free. It asserts what
 // checkCell names: no retry's figures exactly, the buckets' bounds, and the
 // peers' directions.
