@@ -148,9 +148,9 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // retryAfter turns a Retry-After value, seconds or an HTTP-date, into a
 // wait; a wait of 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
-	// For a number too big for a uint32, ParseUint returns an error but also
-	// secs = 1<<32-1, 136 years. The "|| secs > 0" keeps that wait, which is
-	// above MaxDelay, so Do stops. For a non-number, secs is 0.
+	// If the digits v starts with exceed a uint32, ParseUint returns an error
+	// but also secs = 1<<32-1, 136 years, whatever follows. The "|| secs > 0"
+	// keeps that wait, above MaxDelay, so Do stops. Other errors leave secs 0.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
