@@ -381,15 +381,19 @@ func ExampleDo_deadline() {
 // A retry budget, a bucket per dependency in each process, stops retries
 // while many attempts fail; a 404 marked Permanent costs nothing.
 func ExampleDo_budget() {
-	budget := &bucket{reserve: 4} // 10 tokens; one bucket per dependency in each process
+	// A bucket with a reserve of 4 holds 10 tokens. A failure takes one, a
+	// success gives back a tenth, and a retry may follow only while over
+	// half, 5, remain.
+	budget := &bucket{reserve: 4} // one bucket per dependency in each process
 	p := retry.Policy{BaseDelay: time.Millisecond}
 	// Each call fails its first two attempts and succeeds at the third, if
 	// Do gets that far. The failure is a 404 in calls 1 to 20, marked
-	// Permanent so that Do makes one attempt; a refused connection in calls
-	// 21 to 40; and a 503 in calls 41 to 60. Calls 41 and 42 each take 2
-	// tokens and give back 0.1, so 3.8 of the bucket's 10 are gone; call
-	// 43's two failures leave 10 - 3.8 - 2 = 4.2, under half, so the bucket
-	// refuses that retry and all later ones.
+	// Permanent so that Do makes one attempt, which takes no token; a
+	// refused connection, which takes none either, in calls 21 to 40; and a
+	// 503 in calls 41 to 60. Calls 41 and 42 each take 2 tokens and give
+	// back 0.1, so 3.8 are gone; call 43's two failures leave 10 - 3.8 - 2 =
+	// 4.2, so the bucket refuses call 43's third attempt and every later
+	// retry.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),
