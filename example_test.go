@@ -263,33 +263,37 @@ func ExampleDo_observe() {
 		},
 	}))
 	errUnavailable, errTooMany := errors.New("HTTP 503"), errors.New("HTTP 429")
-	for i, errs := range [][]error{
-		{errUnavailable, errUnavailable, errUnavailable},
-		{errUnavailable, retry.Permanent(errors.New("HTTP 404"))},
-		{retry.After(errTooMany, time.Millisecond), retry.After(errTooMany, time.Minute)},
-		{errUnavailable, errUnavailable}, // canceled during the second attempt
+	for _, c := range []struct {
+		name string
+		errs []error // what fn returns, attempt by attempt
+	}{
+		{"503s", []error{errUnavailable, errUnavailable, errUnavailable}},
+		{"404", []error{errUnavailable, retry.Permanent(errors.New("HTTP 404"))}},
+		{"hints", []error{retry.After(errTooMany, time.Millisecond),
+			retry.After(errTooMany, time.Minute)}}, // above MaxDelay
+		{"cancel", []error{errUnavailable, errUnavailable}}, // canceled during attempt 2
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		attempt := 0
-		observe(ctx, log.With("call", i+1), p, func(context.Context) error {
+		observe(ctx, log.With("case", c.name), p, func(context.Context) error {
 			attempt++
-			if i == 3 && attempt == 2 {
+			if c.name == "cancel" && attempt == 2 {
 				cancel() // as a shutdown would
 			}
-			return errs[attempt-1] // stands for a call to the dependency
+			return c.errs[attempt-1] // stands for a call to the dependency
 		})
 		cancel()
 	}
 	// Output:
-	// level=INFO msg=retry call=1 attempt=2 wait=(varies) after="HTTP 503"
-	// level=INFO msg=retry call=1 attempt=3 wait=(varies) after="HTTP 503"
-	// level=ERROR msg="gave up" call=1 attempts=3 err="HTTP 503"
-	// level=INFO msg=retry call=2 attempt=2 wait=(varies) after="HTTP 503"
-	// level=ERROR msg="gave up" call=2 attempts=2 err="HTTP 404"
-	// level=INFO msg=retry call=3 attempt=2 wait=(varies) hint=1ms max=2ms after="HTTP 429"
-	// level=ERROR msg="gave up" call=3 attempts=2 hint=1m0s max=2ms err="HTTP 429"
-	// level=INFO msg=retry call=4 attempt=2 wait=(varies) after="HTTP 503"
-	// level=ERROR msg="gave up" call=4 attempts=2 err="retry: context canceled; last error: HTTP 503"
+	// level=INFO msg=retry case=503s attempt=2 wait=(varies) after="HTTP 503"
+	// level=INFO msg=retry case=503s attempt=3 wait=(varies) after="HTTP 503"
+	// level=ERROR msg="gave up" case=503s attempts=3 err="HTTP 503"
+	// level=INFO msg=retry case=404 attempt=2 wait=(varies) after="HTTP 503"
+	// level=ERROR msg="gave up" case=404 attempts=2 err="HTTP 404"
+	// level=INFO msg=retry case=hints attempt=2 wait=(varies) hint=1ms max=2ms after="HTTP 429"
+	// level=ERROR msg="gave up" case=hints attempts=2 hint=1m0s max=2ms err="HTTP 429"
+	// level=INFO msg=retry case=cancel attempt=2 wait=(varies) after="HTTP 503"
+	// level=ERROR msg="gave up" case=cancel attempts=2 err="retry: context canceled; last error: HTTP 503"
 }
 
 // observe calls Do with fn. Before each retry, observe logs the wait and the
