@@ -148,9 +148,9 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // retryAfter turns a Retry-After value, seconds or an HTTP-date, into a
 // wait; a wait of 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
-	// For a number too big for a uint32, ParseUint returns an error but also
-	// secs = 1<<32-1, 136 years. The "|| secs > 0" keeps that wait, which is
-	// above MaxDelay, so Do stops. For a non-number, secs is 0.
+	// If the digits v starts with exceed a uint32, ParseUint returns an error
+	// but also secs = 1<<32-1, 136 years, whatever follows. The "|| secs > 0"
+	// keeps that wait, above MaxDelay, so Do stops. Other errors leave secs 0.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
@@ -263,33 +263,37 @@ func ExampleDo_observe() {
 		},
 	}))
 	errUnavailable, errTooMany := errors.New("HTTP 503"), errors.New("HTTP 429")
-	for i, errs := range [][]error{
-		{errUnavailable, errUnavailable, errUnavailable},
-		{errUnavailable, retry.Permanent(errors.New("HTTP 404"))},
-		{retry.After(errTooMany, time.Millisecond), retry.After(errTooMany, time.Minute)},
-		{errUnavailable, errUnavailable}, // canceled during the second attempt
+	for _, c := range []struct {
+		name string
+		errs []error // what fn returns, attempt by attempt
+	}{
+		{"503s", []error{errUnavailable, errUnavailable, errUnavailable}},
+		{"404", []error{errUnavailable, retry.Permanent(errors.New("HTTP 404"))}},
+		{"hints", []error{retry.After(errTooMany, time.Millisecond),
+			retry.After(errTooMany, time.Minute)}}, // above MaxDelay
+		{"cancel", []error{errUnavailable, errUnavailable}}, // canceled during attempt 2
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		attempt := 0
-		observe(ctx, log.With("call", i+1), p, func(context.Context) error {
+		observe(ctx, log.With("case", c.name), p, func(context.Context) error {
 			attempt++
-			if i == 3 && attempt == 2 {
+			if c.name == "cancel" && attempt == 2 {
 				cancel() // as a shutdown would
 			}
-			return errs[attempt-1] // stands for a call to the dependency
+			return c.errs[attempt-1] // stands for a call to the dependency
 		})
 		cancel()
 	}
 	// Output:
-	// level=INFO msg=retry call=1 attempt=2 wait=(varies) after="HTTP 503"
-	// level=INFO msg=retry call=1 attempt=3 wait=(varies) after="HTTP 503"
-	// level=ERROR msg="gave up" call=1 attempts=3 err="HTTP 503"
-	// level=INFO msg=retry call=2 attempt=2 wait=(varies) after="HTTP 503"
-	// level=ERROR msg="gave up" call=2 attempts=2 err="HTTP 404"
-	// level=INFO msg=retry call=3 attempt=2 wait=(varies) hint=1ms max=2ms after="HTTP 429"
-	// level=ERROR msg="gave up" call=3 attempts=2 hint=1m0s max=2ms err="HTTP 429"
-	// level=INFO msg=retry call=4 attempt=2 wait=(varies) after="HTTP 503"
-	// level=ERROR msg="gave up" call=4 attempts=2 err="retry: context canceled; last error: HTTP 503"
+	// level=INFO msg=retry case=503s attempt=2 wait=(varies) after="HTTP 503"
+	// level=INFO msg=retry case=503s attempt=3 wait=(varies) after="HTTP 503"
+	// level=ERROR msg="gave up" case=503s attempts=3 err="HTTP 503"
+	// level=INFO msg=retry case=404 attempt=2 wait=(varies) after="HTTP 503"
+	// level=ERROR msg="gave up" case=404 attempts=2 err="HTTP 404"
+	// level=INFO msg=retry case=hints attempt=2 wait=(varies) hint=1ms max=2ms after="HTTP 429"
+	// level=ERROR msg="gave up" case=hints attempts=2 hint=1m0s max=2ms err="HTTP 429"
+	// level=INFO msg=retry case=cancel attempt=2 wait=(varies) after="HTTP 503"
+	// level=ERROR msg="gave up" case=cancel attempts=2 err="retry: context canceled; last error: HTTP 503"
 }
 
 // observe calls Do with fn. Before each retry, observe logs the wait and the
@@ -381,15 +385,19 @@ func ExampleDo_deadline() {
 // A retry budget, a bucket per dependency in each process, stops retries
 // while many attempts fail; a 404 marked Permanent costs nothing.
 func ExampleDo_budget() {
-	budget := &bucket{reserve: 4} // 10 tokens; one bucket per dependency in each process
+	// A bucket with a reserve of 4 holds 10 tokens. A failure takes one, a
+	// success gives back a tenth, and a retry may follow only while over
+	// half, 5, remain.
+	budget := &bucket{reserve: 4} // one bucket per dependency in each process
 	p := retry.Policy{BaseDelay: time.Millisecond}
 	// Each call fails its first two attempts and succeeds at the third, if
 	// Do gets that far. The failure is a 404 in calls 1 to 20, marked
-	// Permanent so that Do makes one attempt; a refused connection in calls
-	// 21 to 40; and a 503 in calls 41 to 60. Calls 41 and 42 each take 2
-	// tokens and give back 0.1, so 3.8 of the bucket's 10 are gone; call
-	// 43's two failures leave 10 - 3.8 - 2 = 4.2, under half, so the bucket
-	// refuses that retry and all later ones.
+	// Permanent so that Do makes one attempt, which takes no token; a
+	// refused connection, which takes none either, in calls 21 to 40; and a
+	// 503 in calls 41 to 60. Calls 41 and 42 each take 2 tokens and give
+	// back 0.1, so 3.8 are gone; call 43's two failures leave 10 - 3.8 - 2 =
+	// 4.2, so the bucket refuses call 43's third attempt and every later
+	// retry.
 	for _, failure := range []error{
 		retry.Permanent(errNotFound),
 		fmt.Errorf("connect: %w", syscall.ECONNREFUSED),
@@ -529,13 +537,19 @@ var errServiceUnavailable = errors.New("503 service unavailable")
 
 var errNotFound = errors.New("404 not found")
 
-var errThrottled = errors.New("retry throttled")
+// errThrottled marks a refused retry. Its Retryable returns false, which
+// stops Do, but it is not marked Permanent: a later call may succeed.
+var errThrottled = refusal("retry throttled")
+
+type refusal string
+
+func (e refusal) Error() string   { return string(e) }
+func (e refusal) Retryable() bool { return false }
 
 // throttle records err in b unless it is marked Permanent or its first
 // Retryable returns false. If b refuses the retry, throttle wraps err with
-// errThrottled and marks it Permanent. A refused connection, reaching no
-// server, takes no token; every other failure takes one, as it may have
-// cost work.
+// errThrottled. A refused connection, reaching no server, takes no token;
+// every other failure takes one, as it may have cost work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -543,7 +557,7 @@ func throttle(b *bucket, err error) error {
 	}
 	free := errors.Is(err, syscall.ECONNREFUSED)
 	if !b.record(err, free) && err != nil {
-		return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
+		return fmt.Errorf("%w: %w", errThrottled, err)
 	}
 	return err
 }

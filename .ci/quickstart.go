@@ -87,7 +87,7 @@ func check() error {
 		names    []string
 	}{
 		{".ci/compare/tx_test.go", []string{"txn", "runTx", "errUnknownOutcome", "classify", "conflict"}},
-		{".ci/compare/overload_test.go", []string{"errServiceUnavailable", "errNotFound", "errThrottled", "throttle", "bucket", "record"}},
+		{".ci/compare/overload_test.go", []string{"errServiceUnavailable", "errNotFound", "errThrottled", "refusal", "throttle", "bucket", "record"}},
 		{".ci/compare/examples_test.go", []string{"observe", "fetch", "retryAfter", "errAttemptTimeout", "fetchWithin"}},
 	} {
 		evidence, err := declTexts(c.evidence, nil)

@@ -38,6 +38,8 @@ func TestRetryAfter(t *testing.T) {
 		{"the longest delta ParseUint returns", "4294967295", 4294967295 * time.Second},
 		{"a longer delta saturates", "4294967296", 4294967295 * time.Second},
 		{"a delta past uint64 saturates too", "99999999999999999999", 4294967295 * time.Second},
+		{"digits past a uint32 saturate, whatever follows", "4294967296x", 4294967295 * time.Second},
+		{"digits within a uint32, then more, are not a wait", "120x", 0},
 		{"a negative delta is not a wait", "-1", 0},
 		{"a signed delta is not delta-seconds", "+5", 0},
 		{"an HTTP-date ahead", "Mon, 30 Nov 2026 12:00:30 GMT", 30 * time.Second},

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,9 +101,9 @@ func fetch(ctx context.Context, url string) ([]byte, error) {
 // retryAfter turns a Retry-After value, seconds or an HTTP-date, into a
 // wait; a wait of 0 or less means none.
 func retryAfter(v string, now time.Time) time.Duration {
-	// For a number too big for a uint32, ParseUint returns an error but also
-	// secs = 1<<32-1, 136 years. The "|| secs > 0" keeps that wait, which is
-	// above MaxDelay, so Do stops. For a non-number, secs is 0.
+	// If the digits v starts with exceed a uint32, ParseUint returns an error
+	// but also secs = 1<<32-1, 136 years, whatever follows. The "|| secs > 0"
+	// keeps that wait, above MaxDelay, so Do stops. Other errors leave secs 0.
 	if secs, err := strconv.ParseUint(v, 10, 32); err == nil || secs > 0 {
 		return time.Duration(secs) * time.Second
 	}
@@ -253,7 +254,7 @@ func TestObserveLogsWhatDoReturns(t *testing.T) {
 func TestBudgetRecordsNothingDoWouldNotRetry(t *testing.T) {
 	everyAttempt := func(b *bucket, err error) error {
 		if !b.record(err, false) && err != nil && !errors.Is(err, retry.ErrPermanent) {
-			return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
+			return fmt.Errorf("%w: %w", errThrottled, err)
 		}
 		return err
 	}
@@ -356,6 +357,80 @@ func TestBudgetStopsAnOutageOf503s(t *testing.T) {
 			t.Errorf("from the first refused retry on, %d calls made %d attempts, want 100 calls and at most 110", counted, attempts)
 		}
 	})
+}
+
+// TestBudgetKeepsRefusedJobs runs ExamplePolicy_Delay's job queue, which
+// sets a job aside for good when its error matches ErrPermanent, with
+// ExampleDo_budget's throttle in the Do of each run: 20 jobs, one worker,
+// and a dependency that answers 503 for its first 2s. The bucket refuses
+// retries, and every job must still be kept for its next run and done once
+// the outage ends. A job is set aside only if its first 10 runs all fall
+// in the outage: a chance below 1e-7 a run, as Delay's draws after failures
+// 3 to 9 would have to fall within 2s. A refusal marked Permanent sets jobs
+// aside: the setup tells the two apart.
+func TestBudgetKeepsRefusedJobs(t *testing.T) {
+	permanent := func(b *bucket, err error) error {
+		if err = throttle(b, err); errors.Is(err, errThrottled) {
+			return retry.Permanent(err)
+		}
+		return err
+	}
+	for _, tt := range []struct {
+		name  string
+		feed  func(*bucket, error) error
+		aside bool // whether jobs are set aside
+	}{
+		{"a refusal as throttle returns it", throttle, false},
+		{"a refusal marked Permanent", permanent, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := retry.Policy{BaseDelay: time.Second, MaxDelay: time.Minute} // the example's
+				const maxFailures = 10
+				type job struct {
+					failures int
+					runAt    time.Time
+				}
+				up := time.Now().Add(2 * time.Second) // when the outage ends
+				budget := &bucket{reserve: 4}
+				queue := make([]job, 20) // every job due now
+				done, refused, aside := 0, 0, 0
+				for len(queue) > 0 {
+					slices.SortStableFunc(queue, func(a, b job) int { return a.runAt.Compare(b.runAt) })
+					j := queue[0]
+					queue = queue[1:]
+					time.Sleep(time.Until(j.runAt))
+					err := retry.Do(context.Background(), retry.Policy{}, func(ctx context.Context) error {
+						var err error // stands for a call to the dependency
+						if time.Now().Before(up) {
+							err = errServiceUnavailable
+						}
+						return tt.feed(budget, err)
+					})
+					if err == nil {
+						done++
+						continue
+					}
+					if errors.Is(err, errThrottled) {
+						refused++
+					}
+					now := time.Now()
+					j.failures++
+					if j.failures >= maxFailures || errors.Is(err, retry.ErrPermanent) {
+						aside++ // set aside for good
+						continue
+					}
+					j.runAt = now.Add(p.Delay(j.failures))
+					queue = append(queue, j)
+				}
+				t.Logf("%d jobs done, %d set aside; %d runs refused a retry", done, aside, refused)
+				if refused == 0 || (aside > 0) != tt.aside {
+					t.Errorf("%d runs refused a retry, %d jobs set aside; want some refused, some set aside: %t",
+						refused, aside, tt.aside)
+				}
+			})
+		})
+	}
 }
 
 // TestFetchRetriesTransientStatuses runs ExampleDo_retryAfter's fetch

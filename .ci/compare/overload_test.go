@@ -255,15 +255,15 @@ func bucketRow(name string, reserve int, feed func(*bucket, error) error) overlo
 	}}
 }
 
-// throttleFreeRefusals is throttle with the opt-in its doc names: the
-// dependency's own refusals, which it answers at once without the work
-// (errServiceUnavailable, from shed and limit), are free, as a refused connection is.
+// throttleFreeRefusals is throttle changed so that the dependency's own
+// refusals, which it answers at once without the work (errServiceUnavailable,
+// from shed and limit), are free, as a refused connection is.
 func throttleFreeRefusals(b *bucket, err error) error {
 	if !errors.Is(err, errServiceUnavailable) {
 		return throttle(b, err)
 	}
 	if !b.record(err, true) {
-		return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
+		return fmt.Errorf("%w: %w", errThrottled, err)
 	}
 	return err
 }
@@ -472,7 +472,7 @@ func overloadCells() []overloadCell {
 // calls and the attempts of a run, on average, and the latest time after
 // the outage's end from which 90% of every 100ms window's calls get
 // through ("back"). The bucket runs as copied, where every failure takes
-// a token, and with the opt-in its doc names, where the dependency's
+// a token, and through throttleFreeRefusals, where the dependency's
 // refusals (a 503 at once, from shed and limit) are free. It asserts what
 // checkCell names: no retry's figures exactly, the buckets' bounds, and the
 // peers' directions.
@@ -750,21 +750,28 @@ func writeOverloadSeries(name string, c overloadCell, runs map[string]overloadRu
 	return os.WriteFile(name, []byte(b.String()), 0o644)
 }
 
-// errServiceUnavailable, errNotFound, errThrottled, throttle, bucket and record are
-// ExampleDo_budget's, to the letter, as .ci/quickstart.go checks; the
-// model answers errServiceUnavailable when it refuses a request at once.
+// errServiceUnavailable, errNotFound, errThrottled, refusal, throttle,
+// bucket and record are ExampleDo_budget's, to the letter, as
+// .ci/quickstart.go checks; the model answers errServiceUnavailable when it
+// refuses a request at once.
 
 var errServiceUnavailable = errors.New("503 service unavailable")
 
 var errNotFound = errors.New("404 not found")
 
-var errThrottled = errors.New("retry throttled")
+// errThrottled marks a refused retry. Its Retryable returns false, which
+// stops Do, but it is not marked Permanent: a later call may succeed.
+var errThrottled = refusal("retry throttled")
+
+type refusal string
+
+func (e refusal) Error() string   { return string(e) }
+func (e refusal) Retryable() bool { return false }
 
 // throttle records err in b unless it is marked Permanent or its first
 // Retryable returns false. If b refuses the retry, throttle wraps err with
-// errThrottled and marks it Permanent. A refused connection, reaching no
-// server, takes no token; every other failure takes one, as it may have
-// cost work.
+// errThrottled. A refused connection, reaching no server, takes no token;
+// every other failure takes one, as it may have cost work.
 func throttle(b *bucket, err error) error {
 	var r interface{ Retryable() bool }
 	if errors.Is(err, retry.ErrPermanent) || errors.As(err, &r) && !r.Retryable() {
@@ -772,7 +779,7 @@ func throttle(b *bucket, err error) error {
 	}
 	free := errors.Is(err, syscall.ECONNREFUSED)
 	if !b.record(err, free) && err != nil {
-		return retry.Permanent(fmt.Errorf("%w: %w", errThrottled, err))
+		return fmt.Errorf("%w: %w", errThrottled, err)
 	}
 	return err
 }

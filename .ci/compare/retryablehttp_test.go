@@ -179,6 +179,26 @@ func TestRetryablehttpZeroValue(t *testing.T) {
 	}
 }
 
+// TestRetryablehttpPolicyState: a Client keeps no count from one request
+// to the next (Do counts its attempts in locals, client.go:685-691, 771),
+// so one Client serves every request: two requests through one Client,
+// each answered 500, 500, then 200, each wait 1s and then 2s.
+func TestRetryablehttpPolicyState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, st := stubClient(stubReply{code: 500}, stubReply{code: 500}, stubReply{code: 200})
+		for i := range 2 {
+			st.calls = 0 // the stub answers 500, 500, 200 again
+			start := time.Now()
+			if code, err := get(context.Background(), c); code != 200 || err != nil || st.calls != 3 {
+				t.Fatalf("request %d: Do() = %d, %v after %d requests, want 200 after 3", i+1, code, err, st.calls)
+			}
+			if elapsed := time.Since(start); elapsed != 3*time.Second {
+				t.Errorf("request %d: Do took %v, want 1s + 2s = 3s", i+1, elapsed)
+			}
+		}
+	})
+}
+
 // TestRetryablehttpCtxCheckedBeforeFirstCall: no, Do has no check of its
 // own (client.go:689-719): with a canceled ctx it hands the request to its
 // http.Client, whose RoundTripper gets it; net/http's own Transport then
