@@ -367,17 +367,30 @@ func ExampleDo_cancel() {
 	// true
 }
 
-// If no wait fits before the deadline, as here a hint of 5s does not,
-// Do gives up at once, while ctx.Err() is still nil.
+// Once less than half of a wait's range fits before the deadline, the next
+// call is the last. If no wait fits, as a hint of 5s here, Do gives up at
+// once, while ctx.Err() is still nil.
 func ExampleDo_deadline() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	err := retry.Do(ctx, retry.Policy{}, func(ctx context.Context) error {
+	p := retry.Policy{Attempts: 10, BaseDelay: 10 * time.Second, MaxDelay: 10 * time.Second}
+	calls := 0
+	err := retry.Do(ctx, p, func(ctx context.Context) error {
+		calls++
+		time.Sleep(50 * time.Millisecond) // stands for a call that fails
+		return errors.New("HTTP 503")
+	})
+	fmt.Println(calls, errors.Is(err, context.DeadlineExceeded))
+
+	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err = retry.Do(ctx, retry.Policy{}, func(ctx context.Context) error {
 		return retry.After(errors.New("HTTP 429 (Retry-After 5s)"), 5*time.Second)
 	})
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, context.DeadlineExceeded), ctx.Err())
 	// Output:
+	// 2 true
 	// retry: gave up before the deadline; last error: HTTP 429 (Retry-After 5s)
 	// true <nil>
 }
