@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -445,8 +446,8 @@ func ExampleDo_budget() {
 }
 
 // Do retries a transaction whole, each attempt with its own timeout. A
-// COMMIT that fails other than with SQLSTATE 40001 or 40P01 is not retried,
-// since it may have taken effect.
+// COMMIT that was sent and failed other than with SQLSTATE 40001 or 40P01
+// is not retried, since it may have taken effect.
 func ExampleDo_transaction() {
 	// The Policy suits about 40 clients on one row.
 	p := retry.Policy{Attempts: 10, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second}
@@ -457,9 +458,13 @@ func ExampleDo_transaction() {
 	const timeout = 5 * time.Second
 	// Each stubTx stands for an attempt's transaction and how it fails.
 	for _, txs := range [][]stubTx{
-		// A deadlock, a COMMIT that fails to serialize, then a commit.
-		{{work: pgError("40P01")}, {commit: pgError("40001")}, {}},
-		{{work: pgError("23505")}},      // a unique violation
+		// A deadlock, the connection lost, a COMMIT that fails to serialize,
+		// then a commit.
+		{{work: pgError("40P01")}, {work: io.ErrUnexpectedEOF}, {commit: pgError("40001")}, {}},
+		{{work: pgError("23505")}}, // a unique violation
+		// A row that must exist is missing: an error of the work's own, which
+		// it marks Permanent, as a retry would find the row missing again.
+		{{work: retry.Permanent(errors.New("account 7: no rows in result set"))}},
 		{{commit: io.ErrUnexpectedEOF}}, // the connection lost during COMMIT
 	} {
 		attempts := 0
@@ -482,8 +487,9 @@ func ExampleDo_transaction() {
 		}
 	}
 	// Output:
-	// committed on attempt 3
+	// committed on attempt 4
 	// failed: SQLSTATE 23505
+	// failed: account 7: no rows in result set
 	// check whether it took effect: transaction outcome unknown: unexpected EOF
 }
 
@@ -494,9 +500,11 @@ type txn interface {
 }
 
 // runTx begins a transaction, runs work in it and commits it, within
-// timeout. Errors before COMMIT go to classify. If COMMIT fails other than
-// with a conflict, runTx returns a Permanent error wrapping
-// errUnknownOutcome and the COMMIT's error.
+// timeout. Errors before COMMIT go to classify; work returns
+// retry.Permanent(err) for an error of its own, such as pgx.ErrNoRows where
+// a row must exist. If a sent COMMIT fails other than with a conflict,
+// runTx returns a Permanent error wrapping errUnknownOutcome and the
+// COMMIT's error.
 func runTx[T txn](ctx context.Context, timeout time.Duration,
 	begin func(context.Context) (T, error), work func(context.Context, T) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -510,8 +518,12 @@ func runTx[T txn](ctx context.Context, timeout time.Duration,
 		return classify(ctx, err)
 	}
 	err = tx.Commit(ctx)
-	if err == nil || conflict(err) {
-		return err // a conflict rolled the transaction back
+	// A conflict rolled the transaction back, and a COMMIT never sent
+	// committed nothing: pgconn's errors have a SafeToRetry method, which
+	// returns true if nothing was sent.
+	var unsent interface{ SafeToRetry() bool }
+	if err == nil || conflict(err) || errors.As(err, &unsent) && unsent.SafeToRetry() {
+		return err
 	}
 	return retry.Permanent(fmt.Errorf("%w: %w", errUnknownOutcome, err))
 }
@@ -520,17 +532,27 @@ func runTx[T txn](ctx context.Context, timeout time.Duration,
 // make the work idempotent.
 var errUnknownOutcome = errors.New("transaction outcome unknown")
 
-// classify returns err for Do to retry if it is a conflict or the attempt's
-// ctx is done, and marks it Permanent otherwise.
+// classify returns err for Do to retry, unless the server raised it with an
+// SQLSTATE that a retry cannot change while the attempt's ctx is live; then
+// it marks err Permanent.
 func classify(ctx context.Context, err error) error {
-	if ctx.Err() != nil || conflict(err) {
+	var pg interface{ SQLState() string } // pgx's and lib/pq's errors have one
+	if ctx.Err() != nil || !errors.As(err, &pg) || conflict(err) {
+		return err // nil for nil; nothing was committed, and a lost connection has no SQLSTATE
+	}
+	// Class 08 and 57P01 to 57P03 come from a lost connection, a server
+	// shutting down, crashing or starting up; 57P05 and 25P03 from a session
+	// idle too long; 53300 from too many connections.
+	switch code := pg.SQLState(); {
+	case strings.HasPrefix(code, "08"), code == "57P01", code == "57P02", code == "57P03",
+		code == "57P05", code == "25P03", code == "53300":
 		return err
 	}
-	return retry.Permanent(err) // nil for nil
+	return retry.Permanent(err)
 }
 
-// conflict reports whether err's SQLState method (pgx's and lib/pq's errors
-// have one) returns 40001, a serialization failure, or 40P01, a deadlock.
+// conflict reports whether err's SQLSTATE is 40001, a serialization
+// failure, or 40P01, a deadlock.
 func conflict(err error) bool {
 	var pg interface{ SQLState() string }
 	return errors.As(err, &pg) && (pg.SQLState() == "40001" || pg.SQLState() == "40P01")

@@ -117,7 +117,9 @@ func classified(op func(context.Context) (bool, error)) func(context.Context) er
 // TestDatabaseClassify checks classify on errors that a real PostgreSQL
 // returns: a serialization failure, from two SERIALIZABLE transactions
 // that update one row, is retried; a unique violation (23505) stops Do at
-// once, and errors.As finds pgx's error in what Do returns.
+// once, and errors.As finds pgx's error in what Do returns. It checks too
+// that runTx retries an attempt past its timeout and a COMMIT that pgx
+// never sent.
 func TestDatabaseClassify(t *testing.T) {
 	pool := database(t)
 	ctx := context.Background()
@@ -194,6 +196,26 @@ func TestDatabaseClassify(t *testing.T) {
 		t.Errorf("Do(runTx) with a first attempt past its timeout (%v) = %v after %d calls, want nil after 2", timedOut, err, calls)
 	}
 	t.Logf("pgx's error for an attempt past its timeout: %v", timedOut)
+	// A COMMIT on a connection closed before it was sent is retried, as
+	// pgx's error says that nothing was sent.
+	var unsent error
+	calls = 0
+	err = retry.Do(ctx, retry.Policy{Attempts: 3, BaseDelay: time.Millisecond}, func(ctx context.Context) error {
+		err := runTx(ctx, time.Second, pool.Begin, func(ctx context.Context, tx pgx.Tx) error {
+			if calls++; calls == 1 {
+				return tx.Conn().Close(ctx)
+			}
+			return nil
+		})
+		if calls == 1 {
+			unsent = err
+		}
+		return err
+	})
+	if err != nil || calls != 2 || unsent == nil {
+		t.Errorf("Do(runTx) with a first COMMIT on a closed connection (%v) = %v after %d calls, want nil after 2", unsent, err, calls)
+	}
+	t.Logf("pgx's error for a COMMIT on a closed connection: %v", unsent)
 }
 
 // markPermanent turns op into an fn that returns a retryable error as it is

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -29,9 +30,11 @@ type txn interface {
 }
 
 // runTx begins a transaction, runs work in it and commits it, within
-// timeout. Errors before COMMIT go to classify. If COMMIT fails other than
-// with a conflict, runTx returns a Permanent error wrapping
-// errUnknownOutcome and the COMMIT's error.
+// timeout. Errors before COMMIT go to classify; work returns
+// retry.Permanent(err) for an error of its own, such as pgx.ErrNoRows where
+// a row must exist. If a sent COMMIT fails other than with a conflict,
+// runTx returns a Permanent error wrapping errUnknownOutcome and the
+// COMMIT's error.
 func runTx[T txn](ctx context.Context, timeout time.Duration,
 	begin func(context.Context) (T, error), work func(context.Context, T) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -45,8 +48,12 @@ func runTx[T txn](ctx context.Context, timeout time.Duration,
 		return classify(ctx, err)
 	}
 	err = tx.Commit(ctx)
-	if err == nil || conflict(err) {
-		return err // a conflict rolled the transaction back
+	// A conflict rolled the transaction back, and a COMMIT never sent
+	// committed nothing: pgconn's errors have a SafeToRetry method, which
+	// returns true if nothing was sent.
+	var unsent interface{ SafeToRetry() bool }
+	if err == nil || conflict(err) || errors.As(err, &unsent) && unsent.SafeToRetry() {
+		return err
 	}
 	return retry.Permanent(fmt.Errorf("%w: %w", errUnknownOutcome, err))
 }
@@ -55,17 +62,27 @@ func runTx[T txn](ctx context.Context, timeout time.Duration,
 // make the work idempotent.
 var errUnknownOutcome = errors.New("transaction outcome unknown")
 
-// classify returns err for Do to retry if it is a conflict or the attempt's
-// ctx is done, and marks it Permanent otherwise.
+// classify returns err for Do to retry, unless the server raised it with an
+// SQLSTATE that a retry cannot change while the attempt's ctx is live; then
+// it marks err Permanent.
 func classify(ctx context.Context, err error) error {
-	if ctx.Err() != nil || conflict(err) {
+	var pg interface{ SQLState() string } // pgx's and lib/pq's errors have one
+	if ctx.Err() != nil || !errors.As(err, &pg) || conflict(err) {
+		return err // nil for nil; nothing was committed, and a lost connection has no SQLSTATE
+	}
+	// Class 08 and 57P01 to 57P03 come from a lost connection, a server
+	// shutting down, crashing or starting up; 57P05 and 25P03 from a session
+	// idle too long; 53300 from too many connections.
+	switch code := pg.SQLState(); {
+	case strings.HasPrefix(code, "08"), code == "57P01", code == "57P02", code == "57P03",
+		code == "57P05", code == "25P03", code == "53300":
 		return err
 	}
-	return retry.Permanent(err) // nil for nil
+	return retry.Permanent(err)
 }
 
-// conflict reports whether err's SQLState method (pgx's and lib/pq's errors
-// have one) returns 40001, a serialization failure, or 40P01, a deadlock.
+// conflict reports whether err's SQLSTATE is 40001, a serialization
+// failure, or 40P01, a deadlock.
 func conflict(err error) bool {
 	var pg interface{ SQLState() string }
 	return errors.As(err, &pg) && (pg.SQLState() == "40001" || pg.SQLState() == "40P01")
@@ -76,12 +93,17 @@ func conflict(err error) bool {
 // and a second that commits. A statement that outlasts the attempt's
 // timeout is retried, whatever it returns then: ctx's error, pgx's wrap of
 // it or the server's 57014 (a statement canceled); an end of Do's own ctx
-// stops Do with Do's error. A COMMIT that fails to serialize is retried;
-// one that outlasts the attempt's timeout, or loses its connection, is not,
-// and Do's error matches errUnknownOutcome.
+// stops Do with Do's error. A statement that loses its connection, or that
+// a restart ends (57P01), is retried; a unique violation (23505) is not,
+// nor pgx.ErrNoRows that the work marks Permanent where a row must exist. A COMMIT that fails to serialize,
+// or that was never sent, is retried; one that outlasts the attempt's
+// timeout, or loses its connection once sent, is not, and Do's error
+// matches errUnknownOutcome.
 func TestRunTxRetriesWhatTheServerRolledBack(t *testing.T) {
 	canceled := &pgconn.PgError{Code: "57014", Message: "canceling statement due to user request"}
 	serialization := &pgconn.PgError{Code: "40001", Message: "could not serialize access due to concurrent update"}
+	shutdown := &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}
+	duplicate := &pgconn.PgError{Code: "23505", Message: "duplicate key value violates unique constraint"}
 	outlast := func(err func(context.Context) error) func(context.Context) error {
 		return func(ctx context.Context) error {
 			<-ctx.Done() // a statement or COMMIT that outlasts the attempt's timeout
@@ -104,9 +126,16 @@ func TestRunTxRetriesWhatTheServerRolledBack(t *testing.T) {
 		}), nil, 2, nil},
 		{"a statement past the attempt's timeout, 57014", time.Minute, outlast(fails(canceled)), nil, 2, nil},
 		{"a statement past Do's deadline", 50 * time.Millisecond, outlast(context.Cause), nil, 1, context.DeadlineExceeded},
+		{"a statement that loses its connection", time.Minute, fails(io.ErrUnexpectedEOF), nil, 2, nil},
+		{"a statement that a restart ends, 57P01", time.Minute, fails(shutdown), nil, 2, nil},
+		{"a statement that breaks a unique constraint, 23505", time.Minute, fails(duplicate), nil, 1, duplicate},
+		{"a row that must exist missing, which the work marks Permanent", time.Minute,
+			fails(retry.Permanent(fmt.Errorf("account 7: %w", pgx.ErrNoRows))), nil, 1, pgx.ErrNoRows},
 		{"a COMMIT that fails to serialize", time.Minute, nil, fails(serialization), 2, nil},
+		{"a COMMIT never sent", time.Minute, nil, fails(sendError{unsent: true}), 2, nil},
 		{"a COMMIT past the attempt's timeout", time.Minute, nil, outlast(context.Cause), 1, errUnknownOutcome},
 		{"a COMMIT that loses its connection", time.Minute, nil, fails(io.ErrUnexpectedEOF), 1, errUnknownOutcome},
+		{"a COMMIT sent, then its connection lost", time.Minute, nil, fails(sendError{unsent: false}), 1, errUnknownOutcome},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -136,6 +165,13 @@ func TestRunTxRetriesWhatTheServerRolledBack(t *testing.T) {
 		})
 	}
 }
+
+// A sendError stands for pgconn's errors, whose SafeToRetry method returns
+// true if nothing was sent to the server.
+type sendError struct{ unsent bool }
+
+func (e sendError) Error() string     { return "conn closed" }
+func (e sendError) SafeToRetry() bool { return e.unsent }
 
 // A stubTx is a transaction whose COMMIT calls commit, if not nil.
 type stubTx struct{ commit func(context.Context) error }
