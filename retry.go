@@ -33,11 +33,11 @@ import (
 // context.Cause(ctx) and fn's last error, if fn was called.
 //
 // If ctx has a deadline, a wait's range is cut to end before it with time
-// for a call as slow as the slowest so far (this version's estimate). Do
+// for the next call, estimated (in this version) as the slowest so far. Do
 // returns at once an error matching [context.DeadlineExceeded] and fn's
-// error, ctx.Err() still nil, if no wait fits, or if fn fails after a
-// wait whose range, without a hint, was cut below half. The stops
-// above come first.
+// error, ctx.Err() still nil, if no wait fits, or if fn fails after a wait
+// whose range, without a hint, was cut to less than half. The stops above
+// come first.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	if ctx == nil {
 		panic("retry: nil Context")

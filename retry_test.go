@@ -422,11 +422,11 @@ func TestCancelLeavesNoTimerRunning(t *testing.T) {
 }
 
 // Rule: if ctx has a deadline, a wait's range is cut to end before it with
-// time for a call as slow as the slowest so far (this version's estimate).
+// time for the next call, estimated (in this version) as the slowest so far.
 // Do returns at once an error matching context.DeadlineExceeded and fn's
 // error, ctx.Err() still nil, if no wait fits, or if fn fails after a wait
-// whose range, without a hint, was cut below half. The stops above come
-// first.
+// whose range, without a hint, was cut to less than half. The stops above
+// come first.
 
 // TestWaitsAndCallsEndBeforeTheDeadline runs 1,000 clients in virtual time,
 // each with a deadline left away (the fleet's at once); fn takes call, fails

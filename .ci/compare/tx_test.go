@@ -62,9 +62,9 @@ func runTx[T txn](ctx context.Context, timeout time.Duration,
 // make the work idempotent.
 var errUnknownOutcome = errors.New("transaction outcome unknown")
 
-// classify returns err for Do to retry, unless the server raised it with an
-// SQLSTATE that a retry cannot change while the attempt's ctx is live; then
-// it marks err Permanent.
+// classify returns err for Do to retry, unless the attempt's ctx is live and
+// the server raised err with an SQLSTATE that a retry cannot change; then it
+// marks err Permanent.
 func classify(ctx context.Context, err error) error {
 	var pg interface{ SQLState() string } // pgx's and lib/pq's errors have one
 	if ctx.Err() != nil || !errors.As(err, &pg) || conflict(err) {
