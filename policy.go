@@ -18,11 +18,12 @@ const (
 // zero Policy is valid; a Policy is safe for concurrent use.
 //
 // After attempt n fails, Do waits a random time, uniform from 0 to a ceiling
-// c = min(MaxDelay, BaseDelay<<(n-1)): BaseDelay after the first failure, doubling after
-// each later one, up to MaxDelay.
+// c = min(MaxDelay, BaseDelay<<(n-1)), computed without overflow: BaseDelay
+// after the first failure, doubling after each later one, up to MaxDelay.
 //
 // If fn's error carries a hint h > 0, the wait is uniform from h to the
-// smaller of MaxDelay and h+max(h, c): with h = 1s and c = 400ms, 1s to 2s.
+// smaller of MaxDelay and h+max(h, c): with h = 1s, c = 400ms and MaxDelay
+// 10s, 1s to 2s.
 // A deadline can shorten a wait or end Do early, as [Do] describes.
 type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4. To

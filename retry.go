@@ -33,10 +33,10 @@ import (
 // context.Cause(ctx) and fn's last error, if fn was called.
 //
 // If ctx has a deadline, a wait's range is cut to end before it with time
-// for the next call, estimated (in this version) as the slowest so far. Do
-// returns at once an error matching [context.DeadlineExceeded] and fn's
-// error, ctx.Err() still nil, if no wait fits, or if fn fails after a wait
-// whose range, without a hint, was cut to less than half. The stops above
+// for the next call, estimated (in this version) as the slowest so far. If
+// no wait fits, or if fn fails after a wait whose range, without a hint, was
+// cut to less than half, Do returns at once, with ctx.Err() still nil, an
+// error matching [context.DeadlineExceeded] and fn's error. The stops above
 // come first.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	if ctx == nil {
