@@ -368,8 +368,8 @@ func ExampleDo_cancel() {
 	// true
 }
 
-// Once less than half of a wait's range fits before the deadline, the next
-// call is the last. If no wait fits, as a hint of 5s here, Do gives up at
+// Once less than half of an unhinted wait's range fits before the
+// deadline, the next call is the last. If no wait fits, as a hint of 5s here, Do gives up at
 // once, while ctx.Err() is still nil.
 func ExampleDo_deadline() {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -538,7 +538,7 @@ var errUnknownOutcome = errors.New("transaction outcome unknown")
 func classify(ctx context.Context, err error) error {
 	var pg interface{ SQLState() string } // pgx's and lib/pq's errors have one
 	if ctx.Err() != nil || !errors.As(err, &pg) || conflict(err) {
-		return err // nil for nil; nothing was committed, and a lost connection has no SQLSTATE
+		return err // nothing was committed, and a lost connection has no SQLSTATE
 	}
 	// Class 08 and 57P01 to 57P03 come from a lost connection, a server
 	// shutting down, crashing or starting up; 57P05 and 25P03 from a session

@@ -35,9 +35,9 @@ import (
 // If ctx has a deadline, a wait's range is cut to end before it with time
 // for the next call, estimated (in this version) as the slowest so far. If
 // no wait fits, or if fn fails after a wait whose range, without a hint, was
-// cut to less than half, Do returns at once, with ctx.Err() still nil, an
-// error matching [context.DeadlineExceeded] and fn's error. The stops above
-// come first.
+// cut to less than half, Do returns at once, before ctx is done, an error
+// matching [context.DeadlineExceeded] and fn's error. The stops above come
+// first.
 func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	if ctx == nil {
 		panic("retry: nil Context")
