@@ -23,8 +23,8 @@ const (
 //
 // If fn's error carries a hint h > 0, the wait is uniform from h to the
 // smaller of MaxDelay and h+max(h, c): with h = 1s, c = 400ms and MaxDelay
-// 10s, 1s to 2s.
-// A deadline can shorten a wait or end Do early, as [Do] describes.
+// 10s, 1s to 2s. A deadline can shorten a wait or end Do early, as [Do]
+// describes.
 type Policy struct {
 	// Attempts is the most calls Do makes. Zero or negative means 4. To
 	// retry until ctx is done or its deadline is near, use math.MaxInt.
@@ -34,8 +34,8 @@ type Policy struct {
 	// means 100ms.
 	BaseDelay time.Duration
 
-	// MaxDelay caps every wait; a hint above MaxDelay ends Do at once. Zero or
-	// negative means 10s.
+	// MaxDelay caps every wait; a hint above MaxDelay ends Do at once.
+	// Zero or negative means 10s.
 	MaxDelay time.Duration
 }
 
@@ -72,8 +72,9 @@ func (p Policy) wait(n int, h, longest time.Duration) time.Duration {
 	h = max(h, 0) // a hint of 0 or less is no hint
 	c := p.ceiling(n)
 	if h > 0 {
-		// Not a clamp of h+draw to MaxDelay, which would send clients told a
-		// hint near MaxDelay back together; h+c <= MaxDelay cannot overflow, as h+h can.
+		// Not a clamp of h+draw to MaxDelay, which would send clients told
+		// a hint near MaxDelay back together; h+c <= MaxDelay cannot
+		// overflow, as h+h can.
 		c = min(max(h, c), p.max()-h)
 	}
 	return h + draw(min(c, longest-h))

@@ -50,7 +50,7 @@ func Do(ctx context.Context, p Policy, fn func(context.Context) error) error {
 	}
 	deadline, hasDeadline := ctx.Deadline()
 	var slowest time.Duration // the slowest call so far, timed only for a deadline
-	lastCall := false         // set when a wait is cut below half its range
+	lastCall := false         // set when an unhinted range is cut below half
 	var t *time.Timer         // made for the first wait and reused for the rest
 	for attempt := 1; ; attempt++ {
 		var start time.Time // read only for a deadline: a clock read costs
